@@ -1,0 +1,91 @@
+// A kernel bound to its parameter values: launch shape, buffers with addresses, and the compiled
+// warp program. Immutable once built, shareable across threads (each simulation makes its own
+// WarpExecutors). This is the "kernel object the engine can run".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/exec/dyn_inst.hpp"
+
+namespace gtsim::ir {
+
+struct Kernel;  // the parsed kernel (kernels_ir/ast.hpp)
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t(x) * y * z; }
+};
+
+struct BufferInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  uint64_t bytes = 0;       // footprint in bytes
+  uint64_t base = 0;        // virtual byte address of element 0 (honours the declared alignment)
+  bool read = false, written = false;  // statically: does any instruction load / store it
+};
+
+struct SourceLoc {
+  std::string file;
+  int line = 0, col = 0;
+};
+
+// One static instruction, for diagnostics (deadlock reports, per-instruction stats, trace output).
+struct StaticInstInfo {
+  OpClass op = OpClass::kInt;
+  std::string text;   // the instruction as printed by the IR printer
+  SourceLoc loc;
+};
+
+using ParamValues = std::map<std::string, int64_t>;
+
+class Program {
+ public:
+  // Binds `kernel` to parameter values (missing ones take their defaults). Throws ir::Error
+  // (kernels_ir/error.hpp) with file:line:col when an expression cannot be evaluated.
+  static std::shared_ptr<const Program> build(const Kernel& kernel, const ParamValues& params);
+
+  const std::string& name() const;
+  const ParamValues& params() const;       // every parameter, defaults applied
+  Dim3 grid() const;
+  Dim3 block() const;
+  uint32_t threads_per_cta() const { return block().x * block().y * block().z; }
+  uint32_t warps_per_cta() const { return (threads_per_cta() + kWarpSize - 1) / kWarpSize; }
+  uint32_t shared_bytes() const;           // static + dynamic shared memory per CTA
+  uint32_t regs_per_thread() const;
+  const std::vector<BufferInfo>& buffers() const;
+  const StaticInstInfo& instruction(uint32_t static_id) const;
+  size_t instruction_count() const;
+
+  struct Impl;
+  explicit Program(std::unique_ptr<Impl> impl);
+  ~Program();
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Walks one warp of one CTA through the program, producing its dynamic instructions in order.
+// Control flow (loops, if/else under a SIMT reconvergence stack, per-lane predicates) is resolved
+// here; data-dependent addresses use values loaded from buffers with an `init` pattern.
+class WarpExecutor {
+ public:
+  WarpExecutor(const Program& program, Dim3 ctaid, uint32_t warp_in_cta);
+  ~WarpExecutor();
+  WarpExecutor(WarpExecutor&&) noexcept;
+  WarpExecutor& operator=(WarpExecutor&&) noexcept;
+
+  // Fills `out` with the next dynamic instruction; returns false when the warp has exited.
+  bool next(DynInst& out);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace gtsim::ir

@@ -1,0 +1,218 @@
+// The config reader that refuses silence. A YAML file (with `base: other.yaml` inheritance and
+// `--set path.to.key=value` overrides) becomes a tree of ConfigNodes that remember their file,
+// line and column. Models read it through typed accessors:
+//
+//   uint32_t n = node.param<uint32_t>("count").range(1, 1024).get();
+//   double  bw = node.param<double>("bandwidth_gbps").positive().get();
+//   auto   lat = node.param<uint32_t>("latency_cycles").or_default(4);
+//
+// Every read marks the key used; after the model is built, unused_keys() reports every key
+// nobody read (a typo) with its position. Errors are InputError: "file:line:col: path: what".
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+
+namespace gtsim {
+
+class ConfigNode;
+
+// Typed, validated access to one key of a map node.
+template <typename T>
+class ConfigParam {
+ public:
+  ConfigParam(const ConfigNode& map, std::string key) : map_(map), key_(std::move(key)) {}
+  ConfigParam& range(T lo, T hi) { lo_ = lo; hi_ = hi; return *this; }
+  ConfigParam& min(T lo) { lo_ = lo; return *this; }
+  ConfigParam& positive() { positive_ = true; return *this; }
+  ConfigParam& one_of(std::vector<T> allowed) { allowed_ = std::move(allowed); return *this; }
+  T get() const;                 // required: missing key is an error
+  T or_default(T dflt) const;    // optional
+  std::optional<T> optional() const;
+
+ private:
+  T check(const ConfigNode& v) const;
+  const ConfigNode& map_;
+  std::string key_;
+  std::optional<T> lo_, hi_;
+  bool positive_ = false;
+  std::vector<T> allowed_;
+};
+
+class ConfigNode {
+ public:
+  enum class Kind { kNull, kScalar, kMap, kSeq };
+
+  // Loads a YAML file, resolving `base:` (paths relative to the including file) and applying
+  // overrides "a.b.c=value" in order. Throws InputError on syntax errors, missing files,
+  // cycles, or an override whose path does not exist in the base config.
+  static std::shared_ptr<ConfigNode> load_file(const std::string& path,
+                                               const std::vector<std::string>& overrides = {});
+  static std::shared_ptr<ConfigNode> load_string(const std::string& yaml, const std::string& name = "<string>");
+
+  Kind kind() const { return kind_; }
+  bool is_map() const { return kind_ == Kind::kMap; }
+  bool is_seq() const { return kind_ == Kind::kSeq; }
+  bool is_scalar() const { return kind_ == Kind::kScalar; }
+  const SourcePos& pos() const { return pos_; }
+  const std::string& path() const { return path_; }   // "sm.l1.assoc"
+  const std::string& scalar() const { used_ = true; return scalar_; }
+
+  // Map access. has() does not mark the key used; at()/param() do.
+  bool has(const std::string& key) const;
+  const ConfigNode& at(const std::string& key) const;       // throws "missing key"
+  const ConfigNode* find(const std::string& key) const;     // marks used when found
+  std::vector<std::string> keys() const;                    // in file order
+  // Sequence access.
+  size_t size() const { return seq_.size(); }
+  const ConfigNode& operator[](size_t i) const { used_ = true; return *seq_.at(i); }
+
+  template <typename T>
+  ConfigParam<T> param(const std::string& key) const { return ConfigParam<T>(*this, key); }
+  // Converts this scalar to T or throws with the position and the expected type.
+  template <typename T>
+  T as() const;
+  // Reads an `impl:` name and checks it against the registered ones (listed in the error).
+  std::string impl(const std::vector<std::string>& registered, const std::string& dflt = "") const;
+
+  void mark_used_recursively() const;
+  // Every key under this node that was never read, as diagnostics ("unknown key ...").
+  std::vector<Diagnostic> unused_keys() const;
+  // Throws InputError listing unused_keys() when there are any.
+  void require_all_used() const;
+
+  [[noreturn]] void fail(const std::string& message) const;  // throws InputError at this node
+
+  // The resolved tree as YAML text (for --resolved-config) and as JSON.
+  std::string to_yaml() const;
+  nlohmann::json to_json() const;
+
+  // Construction (used by the loader).
+  ConfigNode(Kind k, SourcePos pos, std::string path) : kind_(k), pos_(std::move(pos)), path_(std::move(path)) {}
+  void set_scalar(std::string s) { scalar_ = std::move(s); }
+  void map_set(const std::string& key, std::shared_ptr<ConfigNode> v, SourcePos key_pos);
+  void seq_push(std::shared_ptr<ConfigNode> v) { seq_.push_back(std::move(v)); }
+  std::shared_ptr<ConfigNode> map_get_shared(const std::string& key) const;
+  void map_erase(const std::string& key);
+  void rebase_paths(const std::string& path);
+
+ private:
+  struct Entry {
+    std::string key;
+    SourcePos key_pos;
+    std::shared_ptr<ConfigNode> value;
+  };
+  Kind kind_;
+  SourcePos pos_;
+  std::string path_;
+  std::string scalar_;
+  std::vector<Entry> map_;
+  std::vector<std::shared_ptr<ConfigNode>> seq_;
+  mutable bool used_ = false;
+};
+
+// ---- template implementations ----
+namespace config_detail {
+template <typename T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "a boolean (true/false)";
+  else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) return "a non-negative integer";
+  else if constexpr (std::is_integral_v<T>) return "an integer";
+  else if constexpr (std::is_floating_point_v<T>) return "a number";
+  else return "a string";
+}
+bool parse_scalar(const std::string& s, bool& out);
+bool parse_scalar(const std::string& s, int64_t& out);
+bool parse_scalar(const std::string& s, uint64_t& out);
+bool parse_scalar(const std::string& s, double& out);
+template <typename T>
+std::string to_str(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) return "\"" + v + "\"";
+  else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+  else {
+    std::string s = std::to_string(v);
+    if constexpr (std::is_floating_point_v<T>) {
+      while (s.size() > 1 && s.back() == '0') s.pop_back();
+      if (!s.empty() && s.back() == '.') s.pop_back();
+    }
+    return s;
+  }
+}
+}  // namespace config_detail
+
+template <typename T>
+T ConfigNode::as() const {
+  if (kind_ != Kind::kScalar) fail(std::string("expected ") + config_detail::type_name<T>() + ", got a " +
+                                   (kind_ == Kind::kMap ? "map" : kind_ == Kind::kSeq ? "list" : "null value"));
+  used_ = true;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return scalar_;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    bool b;
+    if (!config_detail::parse_scalar(scalar_, b)) fail("expected a boolean (true/false), got \"" + scalar_ + "\"");
+    return b;
+  } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) {
+    uint64_t v;
+    if (!config_detail::parse_scalar(scalar_, v) || v > uint64_t(std::numeric_limits<T>::max()))
+      fail(std::string("expected ") + config_detail::type_name<T>() + ", got \"" + scalar_ + "\"");
+    return T(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    int64_t v;
+    if (!config_detail::parse_scalar(scalar_, v)) fail("expected an integer, got \"" + scalar_ + "\"");
+    return T(v);
+  } else {
+    double v;
+    if (!config_detail::parse_scalar(scalar_, v)) fail("expected a number, got \"" + scalar_ + "\"");
+    return T(v);
+  }
+}
+
+template <typename T>
+T ConfigParam<T>::check(const ConfigNode& n) const {
+  T v = n.as<T>();
+  if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+    if (positive_ && !(v > T(0))) n.fail("expected a value > 0, got " + config_detail::to_str(v));
+    if (lo_ && v < *lo_) n.fail("expected a value >= " + config_detail::to_str(*lo_) + ", got " + config_detail::to_str(v));
+    if (hi_ && v > *hi_) n.fail("expected a value <= " + config_detail::to_str(*hi_) + ", got " + config_detail::to_str(v));
+  }
+  if (!allowed_.empty()) {
+    bool ok = false;
+    std::string list;
+    for (const auto& a : allowed_) {
+      ok = ok || a == v;
+      list += (list.empty() ? "" : ", ") + config_detail::to_str(a);
+    }
+    if (!ok) n.fail("expected one of " + list + ", got " + config_detail::to_str(v));
+  }
+  return v;
+}
+
+template <typename T>
+T ConfigParam<T>::get() const {
+  return check(map_.at(key_));
+}
+
+template <typename T>
+std::optional<T> ConfigParam<T>::optional() const {
+  const ConfigNode* n = map_.find(key_);
+  if (!n) return std::nullopt;
+  return check(*n);
+}
+
+template <typename T>
+T ConfigParam<T>::or_default(T dflt) const {
+  auto v = optional();
+  return v ? *v : dflt;
+}
+
+}  // namespace gtsim
