@@ -1,0 +1,56 @@
+// The GPU model's entry point: a machine built from a config, running kernels one after another
+// (L2 contents carry over between kernels; L1s are invalidated at kernel boundaries).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels_ir/exec/program.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::gpu {
+
+// Everything `gtsim run --json` reports for one kernel. Every figure is produced by the model.
+struct KernelResult {
+  std::string kernel;
+  std::string hw;
+  uint64_t cycles = 0;            // execution span on the SM clock: first CTA dispatch to last CTA end
+  double launch_overhead_us = 0;  // from the config's launch section
+  double time_us = 0;             // launch overhead + cycles / SM clock
+  uint64_t ctas = 0;
+  uint32_t ctas_per_sm = 0;       // occupancy limit from registers, shared memory, threads, CTA slots
+  std::string occupancy_limiter;  // which of those binds
+  double waves = 0;               // ctas / (ctas_per_sm * SMs), as launch__waves_per_multiprocessor
+  uint64_t warp_instructions = 0;
+  uint64_t thread_instructions = 0;
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  double l2_hit_rate = 0;         // sector hit rate, 0..1
+  uint64_t flops = 0;
+  uint64_t events = 0;
+  double sim_wall_seconds = 0;
+  nlohmann::json metrics = nlohmann::json::object();  // Nsight Compute names where one exists
+  nlohmann::json stats = nlohmann::json::object();    // hierarchical stats by component path
+  nlohmann::json to_json() const;
+};
+
+class GpuModel {
+ public:
+  // Builds the machine; throws InputError (file:line:col) on bad or unknown config keys.
+  explicit GpuModel(const ConfigNode& root);
+  ~GpuModel();
+  // Runs one kernel to completion. Throws SimulationError on deadlock (with which warps wait where).
+  KernelResult run(const ir::Program& program);
+  // Simulated time between the end of one kernel and the start of the next in a multi-kernel run.
+  void idle(double us);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gtsim::gpu

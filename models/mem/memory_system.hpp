@@ -1,0 +1,68 @@
+// The contract between the SM side (models/gpu) and the memory side (models/mem).
+//
+// The SM's LSU hands a warp's global memory instruction to the memory system, which coalesces
+// it into 128-byte line requests with 32-byte sector masks (one request per line), sends each
+// through the SM's L1, the crossbar, an L2 slice and HBM as needed (one event per request per
+// hop), and reports back once per instruction when the last request completes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kernels_ir/exec/dyn_inst.hpp"
+#include "sim/config.hpp"
+#include "sim/simulation.hpp"
+
+namespace gtsim::mem {
+
+// Implemented by the SM side: called once per issued global memory instruction.
+class MemResponder {
+ public:
+  virtual ~MemResponder() = default;
+  // Loads and atomics: the data is back (the destination register becomes ready).
+  // Stores and reductions: the last request has been accepted by L2 (write-back caches).
+  // cp.async: the data has landed in shared memory.
+  virtual void on_mem_complete(uint64_t token, Tick when) = 0;
+};
+
+// What the LSU needs to know at issue: how many line requests the instruction became (the
+// L1 tag pipe accepts one request per cycle, so an uncoalesced access occupies it longer).
+struct IssueInfo {
+  uint32_t requests = 0;  // 128-byte line requests
+  uint32_t sectors = 0;   // 32-byte sectors requested
+};
+
+class GpuMemorySystem {
+ public:
+  virtual ~GpuMemorySystem() = default;
+
+  // Builds the memory side from the whole machine config (reads the `l1`, `noc`, `l2`, `hbm`
+  // sections and `clocks`). `sms` = number of SMs. Throws InputError on bad config.
+  static std::unique_ptr<GpuMemorySystem> create(Simulation& sim, StatGroup& parent, const ConfigNode& root,
+                                                 uint32_t sms);
+
+  // Called before each kernel: the L1 capacity left by the kernel's shared-memory carve-out.
+  virtual void begin_kernel(uint32_t l1_bytes_per_sm) = 0;
+  // Called after each kernel: L1s are invalidated (as at a kernel boundary); L2 keeps its
+  // contents, dirty lines included, for the next kernel.
+  virtual void end_kernel() = 0;
+
+  // Issues a global memory instruction (kLdGlobal, kStGlobal, kAtomGlobal, kCpAsync) of SM
+  // `sm` at tick `now`. responder->on_mem_complete(token, t) is called exactly once, at t >= now.
+  virtual IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder,
+                          uint64_t token) = 0;
+
+  // Totals since construction (the GPU model takes per-kernel differences).
+  struct Totals {
+    uint64_t dram_read_bytes = 0;
+    uint64_t dram_write_bytes = 0;   // as Nsight Compute's dram__bytes_write.sum: evictions of dirty lines
+    uint64_t l2_sector_hits = 0, l2_sector_misses = 0;
+    uint64_t l1_sector_hits = 0, l1_sector_misses = 0;
+    uint64_t global_requests = 0, global_sectors = 0;
+  };
+  virtual Totals totals() const = 0;
+  // Nsight Compute-named metrics for the current totals (lts__t_sectors..., dram__bytes_read.sum, ...).
+  virtual void add_metrics(nlohmann::json& metrics, const Totals& since) const = 0;
+};
+
+}  // namespace gtsim::mem
