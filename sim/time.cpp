@@ -5,9 +5,9 @@
 
 namespace gtsim {
 
-ClockDomain::ClockDomain(double mhz) : mhz_(mhz) {
+ClockDomain::ClockDomain(double mhz) {
   if (!(mhz > 0.0)) throw std::invalid_argument("clock frequency must be positive");
-  period_fs_ = uint64_t(std::llround(1e9 / mhz));  // 1e9 fs per ms / MHz = fs per cycle
+  khz_ = uint64_t(std::llround(mhz * 1000.0));
 }
 
 }  // namespace gtsim
