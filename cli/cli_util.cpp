@@ -1,0 +1,101 @@
+#include "cli/cli_util.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "kernels_ir/parser.hpp"
+#include "kernels_ir/verifier.hpp"
+#include "sim/error.hpp"
+
+#ifndef GTSIM_GIT_REV
+#define GTSIM_GIT_REV "unknown"
+#endif
+
+namespace gtsim::cli {
+namespace fs = std::filesystem;
+
+ir::ParamValues parse_params(const std::vector<std::string>& args) {
+  ir::ParamValues out;
+  for (const auto& a : args) {
+    SourcePos pos{"<--param " + a + ">"};
+    auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError(pos, "expected NAME=VALUE");
+    std::string name = a.substr(0, eq), v = a.substr(eq + 1);
+    int64_t value = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+    if (ec != std::errc() || p != v.data() + v.size())
+      throw InputError(pos, "parameter " + name + ": expected an integer, got \"" + v + "\"");
+    out[name] = value;
+  }
+  return out;
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return;
+  }
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw InputError(SourcePos{path}, "cannot write output file");
+    out << text;
+    if (!out.good()) {
+      out.close();
+      fs::remove(tmp);
+      throw InputError(SourcePos{path}, "write failed");
+    }
+  }
+  fs::rename(tmp, target);
+}
+
+std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<std::string>& sets) {
+  return ConfigNode::load_file(path, sets);
+}
+
+std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
+                                                const ConfigNode* hw) {
+  auto kernel = ir::parse_kernel_file(kernel_path);
+  for (const auto& [name, _] : params) {
+    bool known = false;
+    for (const auto& p : kernel->params) known = known || p.name == name;
+    if (!known) {
+      std::string list;
+      for (const auto& p : kernel->params) list += (list.empty() ? "" : ", ") + p.name;
+      throw InputError(SourcePos{kernel_path}, "kernel " + kernel->name + " has no parameter \"" + name +
+                                                   "\"; its parameters are: " + (list.empty() ? "(none)" : list));
+    }
+  }
+  ir::VerifyLimits limits;
+  const ir::VerifyLimits* lp = nullptr;
+  if (hw && hw->has("sm")) {
+    const ConfigNode& sm = hw->at("sm");
+    limits.max_threads_per_cta = sm.param<uint32_t>("max_threads_per_cta").get();
+    limits.max_regs_per_thread = sm.param<uint32_t>("max_regs_per_thread").get();
+    limits.max_shared_per_cta = sm.at("shared").param<uint32_t>("max_per_cta_bytes").get();
+    lp = &limits;
+  }
+  auto diags = ir::verify(*kernel, lp, &params);
+  if (!diags.empty()) throw InputError(std::move(diags));
+  return ir::Program::build(*kernel, params);
+}
+
+nlohmann::json validation_label(const ConfigNode& hw) {
+  nlohmann::json j = {{"status", "unknown"}, {"error_band_pct", nullptr}};
+  if (const ConfigNode* v = hw.find("validation")) {
+    j["status"] = v->param<std::string>("status").or_default("unknown");
+    double band = v->param<double>("error_band_pct").or_default(0.0);
+    if (band > 0) j["error_band_pct"] = band;
+  }
+  return j;
+}
+
+std::string git_revision() { return GTSIM_GIT_REV; }
+
+}  // namespace gtsim::cli

@@ -1,0 +1,35 @@
+// Helpers shared by the gtsim subcommands: argument parsing of NAME=VALUE lists, atomic output
+// (nothing half-written), and loading of kernels and configs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels_ir/exec/program.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::cli {
+
+// Parses "NAME=VALUE" integer parameters; throws InputError naming the bad argument.
+ir::ParamValues parse_params(const std::vector<std::string>& args);
+
+// Writes `text` to `path` ("-" = stdout) through a temporary file renamed into place, so a
+// failure never leaves a half-written file.
+void write_output(const std::string& path, const std::string& text);
+
+// Loads a machine config with --set overrides.
+std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<std::string>& sets);
+
+// Parses, verifies (against the machine's limits when `hw` is given) and binds a kernel.
+std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
+                                                const ConfigNode* hw);
+
+// "status (error band)" label of a config's validation section, e.g. "calibrated, held-out MAPE 7.9%".
+nlohmann::json validation_label(const ConfigNode& hw);
+
+std::string git_revision();
+
+}  // namespace gtsim::cli

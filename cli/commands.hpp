@@ -1,0 +1,17 @@
+// gtsim subcommands. Each registers its options on a CLI11 app and returns a runner that the
+// main function calls inside its error handler (InputError / SimulationError -> exit 2).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace gtsim::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_run(CLI::App& app);
+Runner add_check(CLI::App& app);
+Runner add_trace(CLI::App& app);
+
+}  // namespace gtsim::cli

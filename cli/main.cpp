@@ -1,0 +1,58 @@
+// gtsim: a thin command line over the simulator library. Subcommands parse arguments, call the
+// library, and write files. Errors go to stderr with exit code 2; nothing half-written is left.
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "sim/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gtsim;
+  CLI::App app{"gtsim: a cycle-approximate GPU/TPU architecture simulator"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gtsim ") + GTSIM_VERSION + " (" + cli::git_revision() + ")");
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error|off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+  std::map<CLI::App*, cli::Runner> runners;
+  auto reg = [&](const char* name, const char* desc, cli::Runner (*add)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, desc);
+    runners[sub] = add(*sub);
+  };
+  reg("run", "simulate one kernel on one machine and report time, waves, bytes and where the time went",
+      cli::add_run);
+  reg("check", "validate machine configs, kernels and workloads (exit 0 when all are good, 2 otherwise)",
+      cli::add_check);
+  reg("trace", "print one warp's dynamic instructions with masks, addresses, sectors, lines and bank wavefronts",
+      cli::add_trace);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  for (auto& [sub, run] : runners) {
+    if (!sub->parsed()) continue;
+    try {
+      return run();
+    } catch (const InputError& e) {
+      for (const auto& d : e.diagnostics()) std::cerr << d.str() << "\n";
+      return 2;
+    } catch (const SimulationError& e) {
+      std::cerr << "gtsim " << sub->get_name() << ": simulation stopped: " << e.what() << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "gtsim " << sub->get_name() << ": error: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  return 2;
+}

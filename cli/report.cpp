@@ -1,0 +1,69 @@
+#include "cli/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "cli/cli_util.hpp"
+
+namespace gtsim::cli {
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) b /= 1024.0, ++u;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+namespace {
+double num(const nlohmann::json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0; }
+std::string metric(const nlohmann::json& j, const char* k) {
+  if (!j.contains("metrics") || !j["metrics"].contains(k)) return "-";
+  std::ostringstream os;
+  os << j["metrics"][k];
+  return os.str();
+}
+}  // namespace
+
+std::string format_run_report(const nlohmann::json& j) {
+  std::ostringstream os;
+  char buf[512];
+  const auto& v = j.value("validation", nlohmann::json::object());
+  std::string band = v.contains("error_band_pct") && v["error_band_pct"].is_number()
+                         ? ", expected error about " + std::to_string(int(v["error_band_pct"].get<double>() + 0.5)) + "%"
+                         : ", error band not yet measured";
+  os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << "  [config "
+     << v.value("status", "unknown") << band << "]\n";
+  std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles + launch %.2f us)\n", num(j, "time_us"),
+                num(j, "cycles"), num(j, "launch_overhead_us"));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  launch        %.0f CTAs, %.0f per SM (limited by %s), %.2f waves\n", num(j, "ctas"),
+                num(j, "ctas_per_sm"), j.value("occupancy_limiter", std::string("?")).c_str(), num(j, "waves"));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  instructions  %.0f warp instructions, %.3g FLOP\n", num(j, "warp_instructions"),
+                num(j, "flops"));
+  os << buf;
+  double dr = num(j, "dram_read_bytes"), dw = num(j, "dram_write_bytes"), t = num(j, "time_us");
+  std::snprintf(buf, sizeof buf, "  DRAM          read %s, write %s, %.1f GB/s\n", human_bytes(dr).c_str(),
+                human_bytes(dw).c_str(), t > 0 ? (dr + dw) / t / 1e3 : 0.0);
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  L2            sector hit rate %.1f%%\n", 100.0 * num(j, "l2_hit_rate"));
+  os << buf;
+  os << "  occupancy     achieved " << metric(j, "sm__warps_active.avg.pct_of_peak_sustained_active")
+     << "% of peak warps\n";
+  os << "  shared        " << metric(j, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") << " wavefronts, "
+     << metric(j, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum") << " bank conflicts\n";
+  double wall = num(j, "sim_wall_seconds");
+  std::snprintf(buf, sizeof buf, "  simulator     %.3f s host, %.0f events, %.2f M warp inst/s, slowdown %.0fx\n", wall,
+                num(j, "events"), wall > 0 ? num(j, "warp_instructions") / wall / 1e6 : 0.0,
+                t > 0 ? wall / (t * 1e-6) : 0.0);
+  os << buf;
+  return os.str();
+}
+
+std::string resolved_config_text(const ConfigNode& hw, const std::string& path) {
+  return "# resolved from " + path + " by gtsim " + git_revision() + "\n" + hw.to_yaml();
+}
+
+}  // namespace gtsim::cli

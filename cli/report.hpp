@@ -1,0 +1,18 @@
+// Human-readable reports of the JSON results.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config.hpp"
+
+namespace gtsim::cli {
+
+std::string format_run_report(const nlohmann::json& run);
+// The resolved config as YAML, headed by its source file and the git revision.
+std::string resolved_config_text(const ConfigNode& hw, const std::string& path);
+// Bytes with binary units ("64.0 MiB").
+std::string human_bytes(double bytes);
+
+}  // namespace gtsim::cli

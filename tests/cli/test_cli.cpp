@@ -1,0 +1,121 @@
+// The command-line contract: exit codes, file:line:col errors, JSON keys, nothing half-written.
+#include <gtest/gtest.h>
+
+#include "tests/cli/cli_harness.hpp"
+
+namespace gtsim::test {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Cli, VersionAndHelpOnEverySubcommand) {
+  auto v = gtsim_cli("--version");
+  EXPECT_EQ(v.rc, 0);
+  EXPECT_NE(v.out.find("gtsim"), std::string::npos);
+  for (const char* sub : {"run", "check", "trace"}) {
+    auto h = gtsim_cli(std::string(sub) + " --help");
+    EXPECT_EQ(h.rc, 0) << sub;
+    EXPECT_NE(h.out.find("--"), std::string::npos) << sub;
+  }
+}
+
+TEST(Cli, UnknownSubcommandOrOptionExitsTwo) {
+  EXPECT_EQ(gtsim_cli("frobnicate").rc, 2);
+  EXPECT_EQ(gtsim_cli("run --no-such-option").rc, 2);
+}
+
+TEST(Cli, CheckAcceptsEveryShippedConfig) {
+  auto r = gtsim_cli("check hw_configs/a100-40gb.yaml hw_configs/a100-80gb.yaml hw_configs/h100-sxm.yaml "
+                     "hw_configs/h200-sxm.yaml hw_configs/teach-tiny.yaml");
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+TEST(Cli, MisspeltConfigKeyGivesFileLineAndKey) {
+  std::string base = slurp(fs::path(GTSIM_SOURCE_DIR) / "hw_configs/a100-40gb.yaml");
+  auto p = temp_file("typo.yaml", base + "\nsm_cuont: 3\n");
+  auto r = gtsim_cli("check " + p.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("typo.yaml:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sm_cuont"), std::string::npos) << r.err;
+  fs::remove(p);
+}
+
+TEST(Cli, WrongTypeInConfigNamesThePath) {
+  std::string base = slurp(fs::path(GTSIM_SOURCE_DIR) / "hw_configs/a100-40gb.yaml");
+  auto p = temp_file("wrongtype.yaml", "base: " + std::string(GTSIM_SOURCE_DIR) +
+                                           "/hw_configs/a100-40gb.yaml\nl2:\n  assoc: sixteen\n");
+  auto r = gtsim_cli("check " + p.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("wrongtype.yaml:3:10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("l2.assoc"), std::string::npos) << r.err;
+  fs::remove(p);
+}
+
+TEST(Cli, KernelSyntaxErrorGivesFileLineCol) {
+  auto p = temp_file("broken.kir", "kernel k() {\n  grid 1 block 32 regs 32\n  ??? (((\n}\n");
+  auto r = gtsim_cli("check " + p.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("broken.kir:3:"), std::string::npos) << r.err;
+  fs::remove(p);
+}
+
+TEST(Cli, RunJsonHasTheContractKeysWithRealDramBytes) {
+  auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
+                     "--param n=1048576 --json -");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"kernel", "hw", "cycles", "time_us", "ctas", "waves", "warp_instructions", "dram_read_bytes",
+                        "dram_write_bytes", "l2_hit_rate", "flops", "sim_wall_seconds", "events", "metrics"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  // A copy of 4 MiB reads at least the 4 MiB it copies from HBM (cold caches).
+  EXPECT_GE(j["dram_read_bytes"].get<double>(), 4.0 * 1048576);
+  EXPECT_TRUE(j["metrics"].contains("dram__bytes_read.sum"));
+  EXPECT_TRUE(j["metrics"].contains("launch__waves_per_multiprocessor"));
+  EXPECT_TRUE(j.contains("validation"));
+}
+
+TEST(Cli, UnknownKernelParameterIsRefused) {
+  auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir --param nn=4");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("nn"), std::string::npos) << r.err;
+}
+
+TEST(Cli, FailedRunLeavesNoHalfWrittenJson) {
+  fs::path out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_never.json");
+  auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
+                     "--set hbm.bandwidth_gbps=fast --json " + out.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("hbm.bandwidth_gbps"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Cli, ResolvedConfigCarriesOverridesAndRevision) {
+  fs::path out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_resolved.yaml");
+  auto r = gtsim_cli("run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=65536 "
+                     "--set hbm.bandwidth_gbps=77 --resolved-config " + out.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string text = slurp(out);
+  EXPECT_NE(text.find("gtsim"), std::string::npos);
+  EXPECT_NE(text.find("bandwidth_gbps: 77"), std::string::npos) << text;
+  EXPECT_NE(text.find("count: 2"), std::string::npos);  // teach-tiny's SM count over its A100 base
+  fs::remove(out);
+}
+
+TEST(Cli, SameInputsGiveByteIdenticalStats) {
+  std::string cmd = "run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=262144 "
+                    "--stats --json -";
+  auto a = gtsim_cli(cmd), b = gtsim_cli(cmd);
+  ASSERT_EQ(a.rc, 0) << a.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ja.erase("sim_wall_seconds");
+  jb.erase("sim_wall_seconds");
+  EXPECT_EQ(ja.dump(), jb.dump());
+}
+
+}  // namespace
+}  // namespace gtsim::test
