@@ -1,0 +1,53 @@
+// divergence twin: grid 528, block 256.
+//   loop b in 0..ways { if (lane % ways == b) { work iterations of a dependent ffma pair } }
+// then one coalesced store. The pair is two independent chains x, y (each one ffma per iteration).
+#include <cmath>
+#include <vector>
+
+#include "common.cuh"
+
+namespace twins {
+
+__global__ void __launch_bounds__(256) divergence(float* out, int ways, int work, float a, float b) {
+  uint32_t gid = blockIdx.x * 256 + threadIdx.x;
+  uint32_t lane = threadIdx.x & 31;
+  float x = float(gid & 1023) * (1.0f / 1024.0f), y = x + 0.5f;
+  for (int w = 0; w < ways; ++w) {
+    if (lane % ways == uint32_t(w)) {
+      for (int i = 0; i < work; ++i) {
+        x = fmaf(x, a, b);
+        y = fmaf(y, a, b);
+      }
+    }
+  }
+  out[gid] = x + y;
+}
+
+int run_divergence(const std::vector<std::string>& args) {
+  int work = int(arg_i(args, "work", 256));
+  const uint32_t grid = 528, n = grid * 256;
+  const float a = 0.999f, b = 0.001f;
+  float* out;
+  CK(cudaMalloc(&out, n * 4));
+  std::vector<float> h(n);
+  for (int ways : {1, 2, 4, 8, 16, 32}) {
+    poison(out, n * 4);
+    Timing t = time_launches([&](int) { divergence<<<grid, 256, 0, g.stream>>>(out, ways, work, a, b); });
+    CK(cudaMemcpy(h.data(), out, n * 4, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; i += 97) {
+      float x = float(i & 1023) * (1.0f / 1024.0f), y = x + 0.5f;
+      for (int k = 0; k < work; ++k) x = std::fma(x, a, b), y = std::fma(y, a, b);
+      bad += h[i] != x + y;
+    }
+    double ffma = 2.0 * work * n;  // useful ffma (each thread runs its own path once)
+    Row r = base_row("divergence", "twin");
+    r.set("ways", ways).set("work", work).set("grid", grid).set("block", 256).set("useful_ffma", ffma);
+    emit("divergence", r.set("check", bad ? "FAIL" : "ok"), &t);
+    log("divergence ways=%d work=%d: %.2f us %s\n", ways, work, t.median_us, bad ? "FAIL" : "ok");
+  }
+  CK(cudaFree(out));
+  return 0;
+}
+
+}  // namespace twins

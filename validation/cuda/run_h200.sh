@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device call, from the repository root on the device machine:
+#   validation/cuda/run_h200.sh BATCH [micro|apps]
+# builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS
+# and Nsight Compute metrics, and packs everything into $OUT/data_BATCH.tar.gz (+ the log).
+set -uo pipefail
+BATCH=${1:-b1}
+WHAT=${2:-micro}
+OUT=${OUT:-/tmp/gtsim_out}
+D=/tmp/gtsim_$BATCH
+B=/tmp/gtsim_build
+mkdir -p "$OUT" && rm -rf "$D" && mkdir -p "$D"
+exec > >(tee -a "$OUT/run_$BATCH.log") 2>&1
+T=$B/gtsim_twins
+run() { echo "+ $*"; "$@"; echo "rc=$? at $(date +%T)"; }
+pack() { cp "$OUT/run_$BATCH.log" "$D/run.log" 2>/dev/null; tar czf "$OUT/data_$BATCH.tar.gz" -C "$D" .; }
+trap pack EXIT
+
+date -u
+nvidia-smi --query-gpu=uuid,name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit \
+  --format=csv > "$D/nvidia_smi.csv"
+cat "$D/nvidia_smi.csv"
+nvidia-smi -q > "$D/nvidia_smi_q.txt" 2>&1
+nvcc --version | tail -2
+run validation/cuda/build.sh "$B" || exit 1
+cp "$B/ptxas.txt" "$D/"
+run $T --out="$D" --batch="$BATCH" device canary
+if [ "$WHAT" = micro ]; then
+  run timeout 330 $T --out="$D" --batch="$BATCH" micro
+  KEEP='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)'
+else
+  run timeout 400 $T --out="$D" --batch="$BATCH" apps
+  KEEP='regex:^(twins::)?(gemm_tiled|elementwise|softmax|attn|flash)'
+fi
+run $T --out="$D" --batch="$BATCH" canary
+nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
+cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max
+NCMD=ncu_set; [ "$WHAT" = micro ] || NCMD="apps --ncu=1"
+run timeout 120 ncu --clock-control none --kernel-name "$KEEP" --launch-count 80 --metrics $M --csv \
+  --log-file "$D/ncu.csv" $T --out=/tmp --batch=ncu $NCMD > "$D/ncu.err" 2>&1
+tail -c 600 "$D/ncu.err"; head -c 300 "$D/ncu.csv"; echo; wc -l "$D/ncu.csv"
+pack
+python3 validation/cuda/summarize.py "$D"
