@@ -1,0 +1,336 @@
+// Workload YAML reader: tensors, params, ops, expansion into primitive nodes (docs/workloads.md).
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "kernels_ir/graph/workload.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::wl {
+
+class WorkloadReader {
+ public:
+  WorkloadReader(Workload& w, const std::map<std::string, int64_t>& overrides) : w_(w), overrides_(overrides) {}
+
+  void read(const ConfigNode& root) {
+    w_.name_ = root.param<std::string>("name").or_default("workload");
+    if (const ConfigNode* p = root.find("params")) {
+      if (!p->is_map()) p->fail("params: expected a map of name: integer");
+      for (const auto& k : p->keys()) params_[k] = overrides_.count(k) ? overrides_.at(k) : eval_int(p->at(k));
+    }
+    for (const auto& [k, v] : overrides_) params_[k] = v;
+    const ConfigNode& tensors = root.at("tensors");
+    if (!tensors.is_map()) tensors.fail("tensors: expected a map of name: {dtype, shape}");
+    for (const auto& name : tensors.keys()) read_tensor(name, tensors.at(name));
+    const ConfigNode& ops = root.at("ops");
+    if (!ops.is_seq()) ops.fail("ops: expected a list of ops");
+    for (size_t i = 0; i < ops.size(); ++i) read_op(ops[i]);
+    std::set<std::string> consumed;
+    for (const auto& op : w_.ops_)
+      for (const auto& t : op->inputs) consumed.insert(t.name);
+    if (const ConfigNode* outs = root.find("outputs")) {
+      for (size_t i = 0; i < outs->size(); ++i) {
+        std::string n = (*outs)[i].as<std::string>();
+        TensorDesc* t = find(n);
+        if (!t) (*outs)[i].fail("outputs: unknown tensor '" + n + "'");
+        t->is_output = true;
+      }
+    } else {
+      for (const auto& op : w_.ops_)
+        for (const auto& t : op->outputs)
+          if (!consumed.count(t.name)) find(t.name)->is_output = true;
+    }
+    root.require_all_used();
+    w_.rebuild();
+  }
+
+ private:
+  TensorDesc* find(const std::string& n) {
+    for (auto& t : w_.tensors_)
+      if (t.name == n) return &t;
+    return nullptr;
+  }
+  const TensorDesc& need(const ConfigNode& op, const std::string& key) {
+    std::string n = op.param<std::string>(key).get();
+    TensorDesc* t = find(n);
+    if (!t) op.at(key).fail(key + ": unknown tensor '" + n + "' (declare it under tensors: or produce it first)");
+    return *t;
+  }
+  // Output tensor: declared (shape checked by the caller) or created with the given shape.
+  TensorDesc& out(const ConfigNode& node, const std::string& name, DType dt, std::vector<int64_t> shape) {
+    if (TensorDesc* t = find(name)) {
+      if (t->elements() != TensorDesc{name, dt, shape, false, {}}.elements())
+        node.fail("tensor '" + name + "' has " + std::to_string(t->elements()) + " elements, the op produces " +
+                  std::to_string(TensorDesc{name, dt, shape, false, {}}.elements()));
+      return *t;
+    }
+    return w_.add_tensor(TensorDesc{name, dt, std::move(shape), false, node.pos()});
+  }
+
+  int64_t eval_int(const ConfigNode& n) {
+    std::string s = n.as<std::string>();
+    std::vector<std::string> names;
+    EwExpr e = parse_ew_expression(s, names, n.pos());
+    std::vector<int64_t> vals;
+    for (const auto& nm : names) {
+      auto it = params_.find(nm);
+      if (it == params_.end()) n.fail("unknown parameter '" + nm + "' (declare it under params:)");
+      vals.push_back(it->second);
+    }
+    std::function<double(const EwExpr&)> ev = [&](const EwExpr& x) -> double {
+      switch (x.op) {
+        case EwOp::kConst: return x.value;
+        case EwOp::kInput: return double(vals[x.input]);
+        case EwOp::kAdd: return ev(x.args[0]) + ev(x.args[1]);
+        case EwOp::kSub: return ev(x.args[0]) - ev(x.args[1]);
+        case EwOp::kMul: return ev(x.args[0]) * ev(x.args[1]);
+        case EwOp::kDiv: return std::floor(ev(x.args[0]) / ev(x.args[1]));
+        case EwOp::kPow: return std::pow(ev(x.args[0]), ev(x.args[1]));
+        case EwOp::kNeg: return -ev(x.args[0]);
+        default: n.fail("shape expressions allow + - * / ^ and params only");
+      }
+    };
+    double v = ev(e);
+    if (v < 1 || v > 9.0e18) n.fail("shape dimension must be a positive integer, got " + std::to_string(v));
+    return int64_t(v);
+  }
+
+  void read_tensor(const std::string& name, const ConfigNode& n) {
+    TensorDesc t;
+    t.name = name;
+    t.pos = n.pos();
+    std::string dt = n.param<std::string>("dtype").get();
+    auto d = parse_wl_dtype(dt);
+    if (!d) n.at("dtype").fail("unknown dtype '" + dt + "' (f32, bf16, f16, fp8/e4m3, e5m2, tf32)");
+    t.dtype = *d;
+    const ConfigNode& shape = n.at("shape");
+    if (!shape.is_seq() || shape.size() == 0) shape.fail("shape: expected a non-empty list of dimensions");
+    for (size_t i = 0; i < shape.size(); ++i) t.shape.push_back(eval_int(shape[i]));
+    w_.tensors_.push_back(std::move(t));
+  }
+
+  Op& new_op(const ConfigNode& n, const std::string& name, OpKind kind) {
+    for (const auto& o : w_.ops_)
+      if (o->name == name) n.fail("duplicate op name '" + name + "'");
+    auto op = std::make_unique<Op>();
+    op->name = name;
+    op->kind = kind;
+    op->pos = n.pos();
+    w_.ops_.push_back(std::move(op));
+    return *w_.ops_.back();
+  }
+
+  void read_op(const ConfigNode& n) {
+    std::string kind = n.param<std::string>("op").get();
+    std::string name = n.param<std::string>("name").or_default(kind + std::to_string(w_.ops_.size()));
+    if (kind == "matmul") return read_matmul(n, name);
+    if (kind == "elementwise") return read_elementwise(n, name);
+    if (kind == "softmax" || kind == "reduction") return read_rowwise(n, name, kind == "softmax");
+    if (kind == "attention") return read_attention(n, name);
+    if (kind == "activation") return read_activation(n, name);
+    n.at("op").fail("unknown op '" + kind + "' (matmul, elementwise, reduction, softmax, attention, activation)");
+  }
+
+  void read_matmul(const ConfigNode& n, const std::string& name) {
+    const TensorDesc a = need(n, "a"), b = need(n, "b");
+    bool ta = n.param<bool>("trans_a").or_default(false), tb = n.param<bool>("trans_b").or_default(false);
+    if (a.shape.size() < 2 || b.shape.size() < 2) n.fail("matmul operands need at least 2 dimensions");
+    int64_t M = a.shape[a.shape.size() - (ta ? 1 : 2)], Ka = a.shape[a.shape.size() - (ta ? 2 : 1)];
+    int64_t Kb = b.shape[b.shape.size() - (tb ? 1 : 2)], N = b.shape[b.shape.size() - (tb ? 2 : 1)];
+    if (Ka != Kb) n.fail("matmul '" + name + "': K of a (" + std::to_string(Ka) + ") != K of b (" + std::to_string(Kb) + ")");
+    std::vector<int64_t> oshape(a.shape.begin(), a.shape.end() - 2);
+    int64_t batch = 1;
+    for (int64_t d : oshape) batch *= d;
+    if (b.shape.size() > 2 && b.elements() / uint64_t(Kb * N) != uint64_t(batch))
+      n.fail("matmul '" + name + "': batch dimensions of a and b differ");
+    oshape.push_back(M);
+    oshape.push_back(N);
+    Op& op = new_op(n, name, OpKind::kMatmul);
+    op.dtype = a.dtype;
+    op.mm = {batch, M, N, Ka, ta, tb};
+    op.inputs = {a, b};
+    op.outputs = {out(n, n.param<std::string>("out").get(), a.dtype, oshape)};
+  }
+
+  // One node per operator of the expression tree; the root writes `out`.
+  void read_elementwise(const ConfigNode& n, const std::string& name) {
+    std::vector<std::string> names;
+    EwExpr tree = parse_ew_expression(n.param<std::string>("expr").get(), names, n.at("expr").pos());
+    if (names.empty()) n.at("expr").fail("the expression reads no tensor");
+    std::vector<TensorDesc> ins;
+    for (const auto& nm : names) {
+      TensorDesc* t = find(nm);
+      if (!t) n.at("expr").fail("unknown tensor '" + nm + "' in the expression");
+      if (!ins.empty() && t->elements() != ins[0].elements())
+        n.at("expr").fail("tensor '" + nm + "' has a different element count (no broadcasting)");
+      ins.push_back(*t);
+    }
+    std::string outname = n.param<std::string>("out").get();
+    int counter = 0;
+    std::function<TensorDesc(const EwExpr&, bool)> emit = [&](const EwExpr& e, bool root) -> TensorDesc {
+      if (e.op == EwOp::kInput) return ins[e.input];
+      Op& op = new_op(n, name + (root ? "" : "." + std::string(ew_op_name(e.op)) + std::to_string(counter)), OpKind::kElementwise);
+      Op* opp = &op;
+      std::string tname = root ? outname : name + ".t" + std::to_string(counter);
+      ++counter;
+      EwExpr local;
+      local.op = e.op;
+      local.value = e.value;
+      std::vector<TensorDesc> my_in;
+      for (const auto& a : e.args) {
+        if (a.op == EwOp::kConst) { local.args.push_back(a); continue; }
+        TensorDesc t = emit(a, false);
+        int idx = -1;
+        for (size_t k = 0; k < my_in.size(); ++k)
+          if (my_in[k].name == t.name) idx = int(k);
+        if (idx < 0) { my_in.push_back(t); idx = int(my_in.size() - 1); }
+        EwExpr leaf;
+        leaf.input = idx;
+        local.args.push_back(leaf);
+      }
+      opp->dtype = ins[0].dtype;
+      opp->inputs = my_in;
+      opp->exprs = {local};
+      opp->outputs = {out(n, tname, ins[0].dtype, ins[0].shape)};
+      return opp->outputs[0];
+    };
+    if (tree.op == EwOp::kInput || tree.op == EwOp::kConst) n.at("expr").fail("the expression computes nothing");
+    emit(tree, true);
+  }
+
+  void read_rowwise(const ConfigNode& n, const std::string& name, bool softmax) {
+    const TensorDesc x = need(n, "input");
+    Op& op = new_op(n, name, softmax ? OpKind::kSoftmax : OpKind::kReduction);
+    op.dtype = x.dtype;
+    op.cols = x.shape.back();
+    op.rows = int64_t(x.elements() / uint64_t(op.cols));
+    op.inputs = {x};
+    std::vector<int64_t> oshape = x.shape;
+    if (!softmax) {
+      std::string fn = n.param<std::string>("fn").or_default("sum");
+      if (fn == "sum") op.reduce = ReduceFn::kSum;
+      else if (fn == "max") op.reduce = ReduceFn::kMax;
+      else if (fn == "mean") op.reduce = ReduceFn::kMean;
+      else n.at("fn").fail("unknown reduction '" + fn + "' (sum, max, mean)");
+      oshape.back() = 1;
+    }
+    op.outputs = {out(n, n.param<std::string>("out").get(), x.dtype, oshape)};
+  }
+
+  void read_attention(const ConfigNode& n, const std::string& name) {
+    const TensorDesc q = need(n, "q"), k = need(n, "k"), v = need(n, "v");
+    if (q.shape.size() != 4) n.at("q").fail("attention q must be [B, H, T, d]");
+    if (k.shape != q.shape || v.shape != q.shape) n.fail("attention q, k, v must have the same shape [B, H, T, d]");
+    AttentionShape a;
+    a.B = q.shape[0], a.H = q.shape[1], a.T = q.shape[2], a.d = q.shape[3];
+    a.causal = n.param<bool>("causal").or_default(false);
+    std::string impl = n.param<std::string>("impl").or_default("flash");
+    if (impl != "naive" && impl != "flash") n.at("impl").fail("impl: expected naive or flash, got '" + impl + "'");
+    a.impl = impl == "naive" ? AttnImpl::kNaive : AttnImpl::kFlash;
+    std::string oname = n.param<std::string>("out").get();
+    if (a.impl == AttnImpl::kNaive) {
+      std::vector<int64_t> sshape = {a.B, a.H, a.T, a.T};
+      Op& s = new_op(n, name + ".qk", OpKind::kMatmul);
+      s.dtype = q.dtype;
+      s.mm = {a.B * a.H, a.T, a.T, a.d, false, true};
+      s.inputs = {q, k};
+      s.outputs = {out(n, name + ".S", q.dtype, sshape)};
+      Op& p = new_op(n, name + ".softmax", OpKind::kSoftmax);
+      p.dtype = q.dtype;
+      p.rows = a.B * a.H * a.T;
+      p.cols = a.T;
+      p.inputs = {*find(name + ".S")};
+      p.outputs = {out(n, name + ".P", q.dtype, sshape)};
+      Op& o = new_op(n, name + ".pv", OpKind::kMatmul);
+      o.dtype = q.dtype;
+      o.mm = {a.B * a.H, a.T, a.d, a.T, false, false};
+      o.inputs = {*find(name + ".P"), v};
+      o.outputs = {out(n, oname, q.dtype, q.shape)};
+      if (n.param<bool>("backward").or_default(false)) n.at("backward").fail("backward is implemented for impl: flash");
+      return;
+    }
+    Op& f = new_op(n, name, OpKind::kAttention);
+    f.dtype = q.dtype;
+    f.attn = a;
+    f.inputs = {q, k, v};
+    f.outputs = {out(n, oname, q.dtype, q.shape)};
+    if (n.param<bool>("backward").or_default(false)) {
+      // Flash backward: reads Q, K, V, O, dO and the row statistics, recomputes the score tiles.
+      const TensorDesc o = *find(oname);
+      TensorDesc dO = out(n, n.param<std::string>("grad_out").or_default(oname + ".grad"), q.dtype, q.shape);
+      Op& b = new_op(n, name + ".bwd", OpKind::kAttention);
+      b.phase = Phase::kBackward;
+      b.dtype = q.dtype;
+      b.attn = a;
+      b.attn.backward = true;
+      b.inputs = {q, k, v, o, dO};
+      b.outputs = {out(n, name + ".dq", q.dtype, q.shape), out(n, name + ".dk", q.dtype, q.shape),
+                   out(n, name + ".dv", q.dtype, q.shape)};
+    }
+  }
+
+  // An activation chain y = f(f(...f(x))) (count times) and, with backward: true, its gradient
+  // dx = d(sum y)/dx: the backward of each activation in reverse order (docs/workloads.md, P6).
+  void read_activation(const ConfigNode& n, const std::string& name) {
+    const TensorDesc x = need(n, "input");
+    std::string fn = n.param<std::string>("fn").get();
+    std::vector<std::string> names = {"s"};
+    EwExpr f = parse_ew_expression(fn + "(s)", names, n.at("fn").pos());
+    int count = n.param<int>("count").range(1, 64).or_default(1);
+    bool recompute = n.param<bool>("recompute").or_default(false);
+    std::string oname = n.param<std::string>("out").get();
+    std::vector<TensorDesc> s = {x};
+    for (int k = 1; k <= count; ++k) {
+      Op& op = new_op(n, name + "." + fn + std::to_string(k), OpKind::kElementwise);
+      op.dtype = x.dtype;
+      op.recompute = recompute;
+      op.inputs = {s.back()};
+      op.exprs = {f};
+      op.outputs = {out(n, k == count ? oname : name + ".s" + std::to_string(k), x.dtype, x.shape)};
+      s.push_back(op.outputs[0]);
+    }
+    if (!n.param<bool>("backward").or_default(false)) return;
+    // f'(z) in terms of the activation's output s: sigmoid s(1-s), tanh 1-s^2, exp s.
+    std::string deriv;
+    if (fn == "sigmoid") deriv = "s * (1 - s)";
+    else if (fn == "tanh") deriv = "1 - s^2";
+    else if (fn == "exp") deriv = "s";
+    else n.at("fn").fail("backward is implemented for sigmoid, tanh and exp");
+    std::optional<TensorDesc> g;
+    if (auto gi = n.param<std::string>("grad_out").optional()) g = need(n, "grad_out");
+    std::string gname = n.param<std::string>("grad_in").get();
+    for (int k = count; k >= 1; --k) {
+      Op& op = new_op(n, name + ".bwd" + std::to_string(k), OpKind::kElementwise);
+      op.phase = Phase::kBackward;
+      op.dtype = x.dtype;
+      std::string e = g ? "g * (" + deriv + ")" : deriv;
+      std::vector<std::string> parse_names = {"s"};
+      if (g) parse_names.push_back("g");
+      op.exprs = {parse_ew_expression(e, parse_names, n.pos())};
+      op.inputs = {s[k]};
+      if (g) op.inputs.push_back(*g);
+      op.outputs = {out(n, k == 1 ? gname : name + ".g" + std::to_string(k - 1), x.dtype, x.shape)};
+      g = op.outputs[0];
+    }
+  }
+
+  Workload& w_;
+  std::map<std::string, int64_t> overrides_, params_;
+};
+
+Workload Workload::load_file(const std::string& path, const std::map<std::string, int64_t>& params) {
+  auto root = ConfigNode::load_file(path);
+  Workload w;
+  WorkloadReader(w, params).read(*root);
+  return w;
+}
+
+Workload Workload::load_string(const std::string& yaml, const std::string& name,
+                               const std::map<std::string, int64_t>& params) {
+  auto root = ConfigNode::load_string(yaml, name);
+  Workload w;
+  WorkloadReader(w, params).read(*root);
+  return w;
+}
+
+}  // namespace gtsim::wl
