@@ -75,6 +75,8 @@ struct DynInst {
   uint32_t static_id = 0;        // index of the static instruction (Program::instruction(static_id))
   uint64_t flops = 0;            // floating-point operations of this warp instruction (all active lanes)
   MmaKind mma;                   // for kMma / kWgmma
+  uint32_t addr_active = 0;      // lanes whose addr/addr2 are meaningful: `active`, except ldmatrix/stmatrix
+                                 // .x1/.x2 (only lanes 0-7 / 0-15 supply row addresses)
   uint64_t addr[kWarpSize] = {}; // per-lane byte address: global virtual address, or shared offset in the CTA
   uint64_t addr2[kWarpSize] = {};// cp.async shared destination; mbarrier address in addr2[0]
 };

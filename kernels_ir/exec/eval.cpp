@@ -1,0 +1,154 @@
+#include "kernels_ir/exec/eval.hpp"
+
+#include <string>
+
+#include "sim/error.hpp"
+
+namespace gtsim::ir {
+namespace {
+
+template <class F>
+inline void lanes2(int64_t* out, const int64_t* x, const int64_t* y, F f) {
+  for (int l = 0; l < kWarpSize; ++l) out[l] = f(x[l], y[l]);
+}
+
+void vec_op(ExprOp op, int64_t* out, const int64_t* x, const int64_t* y) {
+  using U = uint64_t;
+  switch (op) {
+    case ExprOp::kAdd: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) + U(b)); }); return;
+    case ExprOp::kSub: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) - U(b)); }); return;
+    case ExprOp::kMul: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) * U(b)); }); return;
+    case ExprOp::kAnd: lanes2(out, x, y, [](int64_t a, int64_t b) { return a & b; }); return;
+    case ExprOp::kOr: lanes2(out, x, y, [](int64_t a, int64_t b) { return a | b; }); return;
+    case ExprOp::kXor: lanes2(out, x, y, [](int64_t a, int64_t b) { return a ^ b; }); return;
+    case ExprOp::kShl: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) << (U(b) & 63)); }); return;
+    case ExprOp::kShr: lanes2(out, x, y, [](int64_t a, int64_t b) { return a >> (U(b) & 63); }); return;
+    case ExprOp::kLt: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a < b); }); return;
+    case ExprOp::kEq: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a == b); }); return;
+    default: lanes2(out, x, y, [op](int64_t a, int64_t b) { return scalar_op(op, a, b); }); return;
+  }
+}
+
+}  // namespace
+
+void Evaluator::init(const Program::Impl* p, const uint32_t cta[3], uint32_t warp, const int64_t tid[3][kWarpSize]) {
+  p_ = p;
+  for (int d = 0; d < 3; ++d) {
+    cta_[d] = cta[d];
+    bool affine = true;
+    for (int l = 0; l < kWarpSize; ++l) {
+      tidv_[d][l] = tid[d][l];
+      affine &= l < 2 || tid[d][l] - tid[d][l - 1] == tid[d][1] - tid[d][0];
+    }
+    int64_t s = tid[d][1] - tid[d][0];
+    tid_[d] = affine ? Val{tid[d][0], s, nullptr, uint8_t(s == 0 ? kU : kA)} : Val{0, 0, tidv_[d], kV};
+  }
+  warp_ = warp;
+  st_.assign(p->max_depth + 1, Val{});
+  scratch_.assign(size_t(p->max_depth + 1) * kWarpSize, 0);
+  slots.assign(p->slots.size(), Slot{});
+}
+
+Val Evaluator::from_slot(uint32_t slot, int line, int col) const {
+  if (slot >= slots.size())
+    throw InputError(SourcePos{p_->file, line, col}, "register array index out of range at run time, expected an index below the array size");
+  const Slot& s = slots[slot];
+  return Val{s.a, s.s, s.v, s.k};
+}
+
+void Evaluator::unary(ExprOp op, Val& x, int64_t* rx) {
+  if (x.k == kU) { x.a = scalar_op(op, x.a, 0); return; }
+  if (op == ExprOp::kNeg && x.k == kA) { x.a = scalar_op(op, x.a, 0), x.s = scalar_op(op, x.s, 0); return; }
+  const int64_t* xp = lane_values(x, rx);
+  for (int l = 0; l < kWarpSize; ++l) rx[l] = scalar_op(op, xp[l], 0);
+  x.k = kV, x.v = rx;
+}
+
+void Evaluator::binary(ExprOp op, Val& x, Val& y, int64_t* rx, int64_t* ry) {
+  using U = uint64_t;
+  if (x.k == kU && y.k == kU) { x.a = scalar_op(op, x.a, y.a); return; }
+  if (x.k != kV && y.k != kV) {
+    switch (op) {
+      case ExprOp::kAdd: x = Val{int64_t(U(x.a) + U(y.a)), int64_t(U(x.s) + U(y.s)), nullptr, kA}; return;
+      case ExprOp::kSub: x = Val{int64_t(U(x.a) - U(y.a)), int64_t(U(x.s) - U(y.s)), nullptr, kA}; return;
+      case ExprOp::kMul:
+        if (y.k == kU) { x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.s) * U(y.a)), nullptr, kA}; return; }
+        if (x.k == kU) { x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.a) * U(y.s)), nullptr, kA}; return; }
+        break;
+      case ExprOp::kShl:
+        if (y.k == kU) { x = Val{int64_t(U(x.a) << (U(y.a) & 63)), int64_t(U(x.s) << (U(y.a) & 63)), nullptr, kA}; return; }
+        break;
+      default: break;
+    }
+  }
+  const int64_t* xp = lane_values(x, rx);
+  const int64_t* yp = lane_values(y, ry);
+  vec_op(op, rx, xp, yp);
+  x.k = kV, x.v = rx;
+}
+
+Val Evaluator::eval(uint32_t id) {
+  const CExpr& c = p_->exprs[id];
+  if (c.u == Uniformity::kConst) return Val{c.value};
+  size_t sp = 0;
+  const Node* n = p_->nodes.data() + c.first;
+  for (uint32_t i = 0; i < c.count; ++i, ++n) {
+    switch (n->kind) {
+      case NodeKind::kConst: st_[sp++] = Val{n->c}; break;
+      case NodeKind::kSlot: st_[sp++] = from_slot(n->slot, n->line, n->col); break;
+      case NodeKind::kSlotIdx: {
+        Val& ix = st_[sp - 1];
+        int64_t k = ix.k == kV ? ix.v[0] : ix.a;
+        if (k < 0 || k >= int64_t(n->count))
+          throw InputError(SourcePos{p_->file, n->line, n->col}, "register index " + std::to_string(k) + " out of range at run time, expected 0 .. " + std::to_string(n->count - 1));
+        ix = from_slot(n->slot + uint32_t(k), n->line, n->col);
+        break;
+      }
+      case NodeKind::kLane: st_[sp++] = Val{0, 1, nullptr, kA}; break;
+      case NodeKind::kTid: st_[sp++] = tid_[n->slot]; break;
+      case NodeKind::kWarp: st_[sp++] = Val{int64_t(warp_)}; break;
+      case NodeKind::kCtaid: st_[sp++] = Val{int64_t(cta_[n->slot])}; break;
+      case NodeKind::kUnary: unary(n->op, st_[sp - 1], &scratch_[(sp - 1) * kWarpSize]); break;
+      case NodeKind::kBinary:
+        binary(n->op, st_[sp - 2], st_[sp - 1], &scratch_[(sp - 2) * kWarpSize], &scratch_[(sp - 1) * kWarpSize]);
+        --sp;
+        break;
+      case NodeKind::kSelect: {
+        Val &cv = st_[sp - 3], &a = st_[sp - 2], &b = st_[sp - 1];
+        int64_t* r0 = &scratch_[(sp - 3) * kWarpSize];
+        if (cv.k == kU) {
+          Val pick = cv.a ? a : b;
+          // the picked value may live in a scratch row above; copy it down when it is a vector
+          if (pick.k == kV) {
+            for (int l = 0; l < kWarpSize; ++l) r0[l] = pick.v[l];
+            pick.v = r0;
+          }
+          cv = pick;
+        } else {
+          const int64_t* cp = lane_values(cv, r0);
+          const int64_t* ap = lane_values(a, &scratch_[(sp - 2) * kWarpSize]);
+          const int64_t* bp = lane_values(b, &scratch_[(sp - 1) * kWarpSize]);
+          for (int l = 0; l < kWarpSize; ++l) r0[l] = cp[l] ? ap[l] : bp[l];
+          cv.k = kV, cv.v = r0;
+        }
+        sp -= 2;
+        break;
+      }
+    }
+  }
+  return st_[0];
+}
+
+uint32_t Evaluator::mask_of(uint32_t id, uint32_t mask) {
+  const CExpr& c = p_->exprs[id];
+  if (c.u == Uniformity::kConst) return c.value ? mask : 0;
+  Val v = eval(id);
+  if (v.k == kU) return v.a ? mask : 0;
+  int64_t row[kWarpSize];
+  const int64_t* p = lane_values(v, row);
+  uint32_t m = 0;
+  for (int l = 0; l < kWarpSize; ++l) m |= uint32_t(p[l] != 0) << l;
+  return m & mask;
+}
+
+}  // namespace gtsim::ir

@@ -1,0 +1,225 @@
+// WarpExecutor: walks the compiled code of one warp, producing DynInst records on demand.
+#include <bit>
+
+#include "kernels_ir/exec/eval.hpp"
+#include "kernels_ir/exec/program_impl.hpp"
+#include "kernels_ir/exec/simt_stack.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::ir {
+
+struct WarpExecutor::State {
+  const Program::Impl* P = nullptr;
+  uint32_t lanes = 0, live = 0;
+  Evaluator ev;
+  SimtStack stack;
+  int64_t tmp[kWarpSize] = {}, tmp2[kWarpSize] = {};
+
+  void write(uint32_t slot, const Val& v, uint32_t mask);
+  void write_lanes(uint32_t slot, const int64_t* v, uint32_t mask) { write(slot, Val{0, 0, v, kV}, mask); }
+  uint16_t reg_id(const RegRef& r);
+  void addresses(const MemRef& m, uint64_t* out);
+  void emit(const CInst& ci, uint32_t sid, uint32_t mask, DynInst& out);
+  void values(const CInst& ci, uint32_t act, const DynInst& out);
+  bool step(SimtEntry& t);
+  void loop_inc(const Op& op, uint32_t mask);
+  uint32_t loop_test(const Op& op, uint32_t mask);
+};
+
+void WarpExecutor::State::write(uint32_t slot, const Val& v, uint32_t mask) {
+  Slot& s = ev.slots[slot];
+  if (P->slots[slot].uniform || (mask & lanes) == lanes) {
+    s.k = v.k, s.a = v.a, s.s = v.s;
+    if (v.k == kV && v.v != s.v)
+      for (int l = 0; l < kWarpSize; ++l) s.v[l] = v.v[l];
+    return;
+  }
+  if (!mask) return;
+  int64_t row[kWarpSize];
+  const int64_t* src = lane_values(v, row);
+  if (s.k != kV) lane_values(Val{s.a, s.s, nullptr, s.k}, s.v), s.k = kV;
+  for (uint32_t m = mask; m; m &= m - 1) {
+    int l = std::countr_zero(m);
+    s.v[l] = src[l];
+  }
+}
+
+uint16_t WarpExecutor::State::reg_id(const RegRef& r) {
+  if (r.idx == kNoExpr) return r.base;
+  int64_t i = ev.eval_u(r.idx);
+  if (i < 0 || i >= r.count)
+    throw InputError(SourcePos{P->file, 0, 0}, "register array index " + std::to_string(i) + " out of range at run time, expected 0 .. " + std::to_string(r.count - 1));
+  return uint16_t(r.base + i);
+}
+
+void WarpExecutor::State::addresses(const MemRef& m, uint64_t* out) {
+  Val x = ev.eval(m.idx);
+  uint64_t e = m.elem;
+  if (x.k == kV) {
+    for (int l = 0; l < kWarpSize; ++l) out[l] = m.base + uint64_t(x.v[l]) * e;
+  } else {
+    uint64_t a = m.base + uint64_t(x.a) * e, s = uint64_t(x.s) * e;
+    for (int l = 0; l < kWarpSize; ++l) out[l] = a + uint64_t(l) * s;
+  }
+}
+
+void WarpExecutor::State::values(const CInst& ci, uint32_t act, const DynInst& out) {
+  if (ci.n_dst == 0) return;
+  uint32_t d = out.dst[0];
+  switch (ci.form) {
+    case Form::kIntAlu: case Form::kIExpr:
+      if (ci.value != kNoExpr) write(d, ev.eval(ci.value), act);
+      return;
+    case Form::kLoad: case Form::kAtom: {
+      const BufInit* bi = ci.m1.buffer >= 0 ? P->inits[size_t(ci.m1.buffer)].get() : nullptr;
+      if (!bi || bi->kind == InitKind::kNone || bi->kind == InitKind::kZero || ci.form == Form::kAtom) {
+        write(d, Val{0}, act);
+        return;
+      }
+      for (int l = 0; l < kWarpSize; ++l) tmp[l] = (act >> l & 1) ? bi->value_at(out.addr[l]) : 0;
+      write_lanes(d, tmp, act);
+      return;
+    }
+    case Form::kShfl: {
+      const int64_t* sv = lane_values(ev.eval(ci.shfl_src), tmp2);
+      if (sv != tmp2)
+        for (int l = 0; l < kWarpSize; ++l) tmp2[l] = sv[l];
+      const int64_t* lv = lane_values(ev.eval(ci.value), tmp);
+      int64_t res[kWarpSize];
+      for (int l = 0; l < kWarpSize; ++l) {
+        int64_t src = ci.shfl == ShflMode::kBfly ? (l ^ lv[l]) : ci.shfl == ShflMode::kUp ? l - lv[l]
+                      : ci.shfl == ShflMode::kDown ? l + lv[l] : lv[l];
+        res[l] = src >= 0 && src < kWarpSize && (act >> src & 1) ? tmp2[src] : tmp2[l];
+      }
+      write_lanes(d, res, act);
+      return;
+    }
+    default: return;
+  }
+}
+
+void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, DynInst& out) {
+  uint32_t act = ci.pred == kNoExpr ? mask : ev.mask_of(ci.pred, mask);
+  out.op = ci.op, out.n_dst = ci.n_dst, out.n_src = ci.n_src, out.access_bytes = ci.access_bytes;
+  out.dtype = ci.dtype, out.cache_global = ci.cache_global;
+  for (int i = 0; i < kMaxDst; ++i) out.dst[i] = i < ci.n_dst ? reg_id(ci.dst[i]) : kNoReg;
+  for (int i = 0; i < kMaxSrc; ++i) out.src[i] = i < ci.n_src ? reg_id(ci.src[i]) : kNoReg;
+  out.active = act, out.live = live, out.static_id = sid, out.mma = ci.mma;
+  out.imm = ci.imm == kNoExpr ? 0 : int32_t(ev.eval_u(ci.imm));
+  out.flops = (ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) ? (act ? ci.mma.flops() : 0)
+                                                                    : uint64_t(ci.flops_lane) * std::popcount(act);
+  out.addr_active = 0;
+  if (ci.vec != kNoExpr) out.access_bytes = uint8_t(ev.eval_u(ci.vec) * ci.m1.elem);
+  if (ci.m1.idx != kNoExpr) addresses(ci.m1, out.addr), out.addr_active = act & ci.addr_lanes;
+  if (ci.m2.idx != kNoExpr) {
+    addresses(ci.m2, out.addr2);
+    if (ci.op == OpClass::kMbarInit || ci.op == OpClass::kMbarArrive || ci.op == OpClass::kMbarWait)
+      out.addr2[0] = out.addr2[act ? std::countr_zero(act) : 0];
+  }
+  values(ci, act, out);
+}
+
+uint32_t WarpExecutor::State::loop_test(const Op& op, uint32_t mask) {
+  int64_t step = ev.eval_u(op.d);
+  if (P->slots[op.a].uniform) {
+    int64_t v = ev.slots[op.a].a, hi = ev.eval_u(op.b);
+    return (step > 0 ? v < hi : v > hi) ? mask : 0;
+  }
+  const Slot& s = ev.slots[op.a];
+  int64_t row[kWarpSize];
+  const int64_t* vp = lane_values(Val{s.a, s.s, s.v, s.k}, row);
+  const int64_t* hp = lane_values(ev.eval(op.b), tmp);
+  uint32_t m = 0;
+  for (int l = 0; l < kWarpSize; ++l) m |= uint32_t(step > 0 ? vp[l] < hp[l] : vp[l] > hp[l]) << l;
+  return m & mask;
+}
+
+void WarpExecutor::State::loop_inc(const Op& op, uint32_t mask) {
+  int64_t step = ev.eval_u(op.b);
+  Slot& s = ev.slots[op.a];
+  if (P->slots[op.a].uniform || ((mask & lanes) == lanes && s.k != kV)) {
+    s.a = int64_t(uint64_t(s.a) + uint64_t(step));
+    return;
+  }
+  if (s.k != kV) lane_values(Val{s.a, s.s, nullptr, s.k}, s.v), s.k = kV;
+  for (uint32_t m = mask; m; m &= m - 1) s.v[std::countr_zero(m)] += step;
+}
+
+// Executes one non-instruction op of the top path; returns false if `t` may be stale (stack changed).
+bool WarpExecutor::State::step(SimtEntry& t) {
+  const Op& op = P->code[t.pc];
+  switch (op.k) {
+    case OpK::kLet: write(op.a, ev.eval(op.b), t.mask); ++t.pc; return true;
+    case OpK::kJump: t.pc = op.a; return true;
+    case OpK::kLoopInit:
+      write(op.a, ev.eval(op.b), t.mask);
+      if (op.divergent) { stack.enter_loop(t.pc + 1, op.c); return false; }
+      ++t.pc;
+      return true;
+    case OpK::kLoopTest: {
+      uint32_t cont = loop_test(op, t.mask);
+      if (!cont) t.pc = op.c;
+      else t.mask = cont, ++t.pc;
+      return true;
+    }
+    case OpK::kLoopInc: loop_inc(op, t.mask); t.pc = op.c; return true;
+    case OpK::kIf: {
+      uint32_t taken = ev.mask_of(op.a, t.mask);
+      if (taken == t.mask) ++t.pc;
+      else if (!taken) t.pc = op.b;
+      else { stack.diverge(taken, t.pc + 1, op.b, op.c, op.d != 0); return false; }
+      return true;
+    }
+    case OpK::kExit:
+      live &= ~t.mask;
+      stack.exit_lanes(t.mask);
+      return false;
+    case OpK::kInst: return true;
+  }
+  return true;
+}
+
+WarpExecutor::WarpExecutor(const Program& program, Dim3 ctaid, uint32_t warp_in_cta) : s_(std::make_unique<State>()) {
+  const Program::Impl& P = program.impl();
+  s_->P = &P;
+  uint32_t threads = program.threads_per_cta();
+  for (int l = 0; l < kWarpSize; ++l)
+    if (uint64_t(warp_in_cta) * kWarpSize + l < threads) s_->lanes |= 1u << l;
+  s_->live = s_->lanes;
+  int64_t tv[3][kWarpSize];
+  for (int l = 0; l < kWarpSize; ++l) {
+    uint64_t t = uint64_t(warp_in_cta) * kWarpSize + l;
+    tv[0][l] = int64_t(t % P.block.x), tv[1][l] = int64_t(t / P.block.x % P.block.y);
+    tv[2][l] = int64_t(t / (uint64_t(P.block.x) * P.block.y));
+  }
+  uint32_t cta[3] = {ctaid.x, ctaid.y, ctaid.z};
+  s_->ev.init(&P, cta, warp_in_cta, tv);
+  s_->stack.reset(s_->live, 0, 2 * P.max_nest + 4);
+  if (!s_->live) s_->stack.pop();
+}
+
+WarpExecutor::~WarpExecutor() = default;
+WarpExecutor::WarpExecutor(WarpExecutor&&) noexcept = default;
+WarpExecutor& WarpExecutor::operator=(WarpExecutor&&) noexcept = default;
+
+bool WarpExecutor::next(DynInst& out) {
+  State& s = *s_;
+  const Program::Impl& P = *s.P;
+  while (!s.stack.empty()) {
+    SimtEntry& t = s.stack.top();
+    if (t.mask == 0 || t.pc == t.rpc) {
+      s.stack.pop();
+      continue;
+    }
+    const Op& op = P.code[t.pc];
+    if (op.k == OpK::kInst) {
+      ++t.pc;
+      s.emit(P.insts[op.a], op.a, t.mask, out);
+      return true;
+    }
+    s.step(t);
+  }
+  return false;
+}
+
+}  // namespace gtsim::ir

@@ -1,0 +1,65 @@
+#include "kernels_ir/exec/program.hpp"
+
+#include <numeric>
+
+#include "kernels_ir/exec/program_impl.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::ir {
+
+uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Sattolo's shuffle: n = bytes / stride nodes, perm = 0..n-1, s = seed;
+// for i = n-1 down to 1: j = splitmix64(s) % i; swap(perm[i], perm[j]).  next[j] = perm[j]:
+// one cycle through all n nodes.
+void BufInit::build_chase() const {
+  uint64_t n = bytes / stride;
+  next.resize(n);
+  std::iota(next.begin(), next.end(), 0u);
+  uint64_t s = seed;
+  for (uint64_t i = n > 0 ? n - 1 : 0; i >= 1; --i) {
+    uint64_t j = splitmix64(s) % i;
+    std::swap(next[i], next[j]);
+  }
+}
+
+int64_t BufInit::value_at(uint64_t addr) const {
+  if (addr < base || addr - base >= bytes) return 0;
+  uint64_t off = addr - base;
+  switch (kind) {
+    case InitKind::kIota: return int64_t(off / elem);
+    case InitKind::kChase: {
+      std::call_once(once, [this] { build_chase(); });
+      if (off % stride) return 0;
+      uint64_t j = off / stride;
+      return j < next.size() ? int64_t(uint64_t(next[j]) * stride) : 0;
+    }
+    default: return 0;
+  }
+}
+
+std::shared_ptr<const Program> Program::build(const Kernel& kernel, const ParamValues& params) {
+  std::vector<Diagnostic> diags;
+  auto impl = compile_program(kernel, params, diags);
+  if (!diags.empty()) throw InputError(std::move(diags));
+  return std::make_shared<const Program>(std::move(impl));
+}
+
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::~Program() = default;
+const std::string& Program::name() const { return impl_->name; }
+const ParamValues& Program::params() const { return impl_->params; }
+Dim3 Program::grid() const { return impl_->grid; }
+Dim3 Program::block() const { return impl_->block; }
+uint32_t Program::shared_bytes() const { return impl_->shared_bytes; }
+uint32_t Program::regs_per_thread() const { return impl_->regs; }
+const std::vector<BufferInfo>& Program::buffers() const { return impl_->buffers; }
+const StaticInstInfo& Program::instruction(uint32_t id) const { return impl_->infos.at(id); }
+size_t Program::instruction_count() const { return impl_->infos.size(); }
+
+}  // namespace gtsim::ir

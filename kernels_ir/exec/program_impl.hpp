@@ -1,0 +1,126 @@
+// Internal: the compiled form of a Program (expressions as postfix node lists with pre-resolved
+// slots, statements as flat code with jumps, static instructions with DynInst templates).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/ast.hpp"
+#include "kernels_ir/exec/program.hpp"
+#include "kernels_ir/ops.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::ir {
+
+inline constexpr uint32_t kNoExpr = 0xffffffffu;
+
+enum class NodeKind : uint8_t {
+  kConst, kSlot, kSlotIdx,      // constant; slot value; slot (base + uniform index popped from the stack)
+  kLane, kTid, kWarp, kCtaid,   // builtins (kTid / kCtaid: dimension in `slot`)
+  kUnary, kBinary, kSelect,     // operators (op in `op`)
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kConst;
+  ExprOp op = ExprOp::kNum;
+  uint32_t slot = 0, count = 0;  // kSlotIdx: array base and length
+  int64_t c = 0;
+  int line = 0, col = 0;
+};
+
+enum class Uniformity : uint8_t { kConst, kUniform, kVarying };
+
+struct CExpr {
+  uint32_t first = 0, count = 0;
+  Uniformity u = Uniformity::kConst;
+  int64_t value = 0;  // when kConst
+  uint32_t depth = 0; // evaluation stack depth
+};
+
+enum class OpK : uint8_t { kInst, kLet, kLoopInit, kLoopTest, kLoopInc, kJump, kIf, kExit };
+
+struct Op {
+  OpK k = OpK::kInst;
+  bool divergent = false;  // kLoopInit: lane-varying bounds (pushes a SIMT entry)
+  uint32_t a = 0, b = 0, c = 0, d = 0;
+  // kInst: a = static id.  kLet: a = slot, b = expr.  kLoopInit: a = slot, b = lo, c = exit pc.
+  // kLoopTest: a = slot, b = hi, c = exit pc, d = step.  kLoopInc: a = slot, b = step, c = test pc.
+  // kIf: a = cond, b = else pc, c = end pc, d = has else.  kJump: a = target.
+};
+
+struct RegRef {
+  uint16_t base = kNoReg;
+  uint16_t count = 1;
+  uint32_t idx = kNoExpr;  // register array element index (uniform expression)
+};
+
+struct MemRef {
+  uint64_t base = 0;       // buffer virtual base / shared array offset
+  uint32_t elem = 1;       // element bytes
+  uint32_t idx = kNoExpr;  // element index expression
+  int buffer = -1;         // global buffer number (for init values)
+};
+
+struct CInst {
+  Form form = Form::kAlu;
+  OpClass op = OpClass::kInt;
+  DType dtype = DType::kF32;
+  uint8_t access_bytes = 0;
+  bool cache_global = true;
+  uint8_t n_dst = 0, n_src = 0;
+  RegRef dst[kMaxDst], src[kMaxSrc];
+  uint32_t pred = kNoExpr;
+  uint32_t vec = kNoExpr;     // vector width expression (`.v(EXPR)`)
+  uint32_t imm = kNoExpr;     // imm expression
+  uint32_t value = kNoExpr;   // kIntAlu / kIExpr value; kShfl lane expression
+  uint32_t shfl_src = kNoExpr;
+  ShflMode shfl = ShflMode::kBfly;
+  MemRef m1, m2;              // m1 -> addr (global or shared), m2 -> addr2 (cp.async shared destination)
+  uint32_t addr_lanes = kFullMask;
+  uint32_t flops_lane = 0;
+  MmaKind mma;
+};
+
+struct BufInit {
+  InitKind kind = InitKind::kNone;
+  uint64_t base = 0, bytes = 0, stride = 8, seed = 0;
+  uint32_t elem = 4;
+  mutable std::once_flag once;
+  mutable std::vector<uint32_t> next;  // chase: next node of node j
+  void build_chase() const;
+  int64_t value_at(uint64_t addr) const;
+};
+
+struct SlotInfo {
+  bool uniform = false;  // statically warp-uniform (loop variable with uniform bounds, uniform let)
+};
+
+struct Program::Impl {
+  std::string name, file;
+  ParamValues params;
+  Dim3 grid, block;
+  uint32_t shared_bytes = 0, regs = 0;
+  std::vector<BufferInfo> buffers;
+  std::vector<std::unique_ptr<BufInit>> inits;  // one per buffer
+  std::vector<StaticInstInfo> infos;
+  std::vector<CInst> insts;
+  std::vector<Op> code;
+  std::vector<Node> nodes;
+  std::vector<CExpr> exprs;
+  std::vector<SlotInfo> slots;  // registers first (ids 0..num_regs-1), then lets and loop variables
+  uint32_t num_regs = 0;
+  uint32_t max_depth = 1;       // deepest expression stack
+  uint32_t max_nest = 1;        // deepest if/loop nesting (SIMT stack capacity)
+  std::vector<uint32_t> loop_of_inst;  // innermost loop (code index of its kLoopInit) per static inst, or kNoExpr
+};
+
+uint64_t splitmix64(uint64_t& s);
+int64_t scalar_op(ExprOp op, int64_t a, int64_t b);
+
+// Compiles `k` bound to `params`; problems go to `diags` (the result is usable only when diags is empty).
+std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params,
+                                               std::vector<Diagnostic>& diags);
+
+}  // namespace gtsim::ir
