@@ -59,6 +59,7 @@ struct Ctx {
   size_t l2_bytes = 0;
   cudaDeviceProp prop{};
   bool quick = false;  // selftest: tiny sweeps, no files
+  std::string canary_pass;  // start / end
   bool ncu = false;    // ncu_set: one launch per point, no warm-up (Nsight Compute replays it)
   cudaStream_t stream = 0;  // every launch goes here (time_graph points it at its capture stream)
 };
@@ -72,6 +73,7 @@ std::string nvml_driver_version();
 struct Timing {
   double median_us = 0, min_us = 0, max_us = 0;  // per launch
   int repeats = 0, per_rep = 0;
+  double graph_us = -1;  // per launch through CUDA-graph replay (short kernels only), else -1
   Clocks before, after;
 };
 

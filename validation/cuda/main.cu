@@ -1,6 +1,6 @@
 // gtsim_twins: CUDA twins of the gtsim microbenchmarks (docs/microbenchmarks.md) and the runner.
 //   gtsim_twins --selftest                       small checks; "skipped: no CUDA device" without a GPU
-//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary stream_copy strided_copy
+//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy strided_copy
 //       pointer_chase divergence bank_conflicts fixed_work mma empty micro (all of these) apps
 //       ncu_set (one launch of each representative, for Nsight Compute)
 // Rows are appended to DIR/<kernel>.csv and DIR/manifest.csv; see docs/measurements.md.
@@ -81,10 +81,9 @@ static void clock_row(const char* where) {
   emit("clocks", r, nullptr);
 }
 
-static int canary() {
-  static int pass = 0;
-  std::string tag = "canary" + std::to_string(pass++);
-  log("-- canary %s\n", tag.c_str());
+static int canary(const std::string& pass) {
+  g.canary_pass = pass;
+  log("-- canary %s\n", pass.c_str());
   point_stream_copy(uint64_t(1) << 28, true, "canary");
   point_pointer_chase(uint64_t(256) << 20, 128, "canary", false);
   point_mma(1, 4096, "canary");
@@ -128,7 +127,7 @@ int main(int argc, char** argv) {
   for (auto& c : cmds) {
     int rc = 0;
     if (c == "device") rc = write_device_json();
-    else if (c == "canary") rc = (clock_row("canary"), canary());
+    else if (c == "canary_start" || c == "canary_end") rc = (clock_row(c.c_str()), canary(c.substr(7)));
     else if (c == "stream_copy") rc = (clock_row(c.c_str()), run_stream_copy(args));
     else if (c == "strided_copy") rc = (clock_row(c.c_str()), run_strided_copy(args));
     else if (c == "pointer_chase") rc = (clock_row(c.c_str()), run_pointer_chase(args));

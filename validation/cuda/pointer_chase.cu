@@ -147,7 +147,7 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
     q.set("cycles_per_hop", cyc[cyc.size() / 2]).set("ns_per_hop", ns[ns.size() / 2]);
     q.set("cycles_per_hop_min", cyc.front()).set("cycles_per_hop_max", cyc.back());
     q.set("implied_sm_mhz", cyc[cyc.size() / 2] / ns[ns.size() / 2] * 1e3);
-    emit(file, q.set("check", ok2 ? "ok" : "FAIL"), &tt);
+    emit(std::string(file) + "_clock64", q.set("check", ok2 ? "ok" : "FAIL"), &tt);
     log("pointer_chase %llu B clock64: %.1f cycles/hop, %.1f ns/hop %s\n", (unsigned long long)footprint,
         cyc[cyc.size() / 2], ns[ns.size() / 2], ok2 ? "ok" : "FAIL");
   }

@@ -24,7 +24,7 @@ nvidia-smi -q > "$D/nvidia_smi_q.txt" 2>&1
 nvcc --version | tail -2
 run validation/cuda/build.sh "$B" || exit 1
 cp "$B/ptxas.txt" "$D/"
-run $T --out="$D" --batch="$BATCH" device canary
+run $T --out="$D" --batch="$BATCH" device canary_start
 if [ "$WHAT" = micro ]; then
   run timeout 330 $T --out="$D" --batch="$BATCH" micro
   KEEP='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)'
@@ -32,7 +32,7 @@ else
   run timeout 400 $T --out="$D" --batch="$BATCH" apps
   KEEP='regex:^(twins::)?(gemm_tiled|elementwise|softmax|attn|flash)'
 fi
-run $T --out="$D" --batch="$BATCH" canary
+run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max

@@ -25,8 +25,8 @@ def main(d):
             if r["n"] in ("1048576", "268435456"):
                 out.append((f"stream_copy n={r['n']}", f"{f(r['median_us']):.2f} us {f(r['tbps']):.3f} TB/s"))
     for r in rows(d, "empty"):
-        out.append((f"empty {r['variant']}", f"{f(r['median_us']):.2f} us"))
-    pc = [r for r in rows(d, "pointer_chase") if r["variant"] == "clock64"]
+        out.append((f"empty {r['variant']}", f"{f(r['median_us']):.2f} us (graph {f(r.get('graph_median_us')):.2f})"))
+    pc = rows(d, "pointer_chase_clock64")
     for r in pc:
         if int(r["footprint_bytes"]) in (16384, 131072, 1 << 20, 4 << 20, 32 << 20, 128 << 20, 512 << 20):
             out.append((f"chase {int(r['footprint_bytes']) >> 10} KiB",
@@ -49,8 +49,8 @@ def main(d):
     for r in rows(d, "mma_throughput"):
         out.append((f"mma {r['variant']}", f"{f(r['tflops']):.1f} TFLOP/s, {f(r['flops_per_sm_per_cycle_nvml']):.0f} flop/SM/cyc"))
     for r in rows(d, "canary"):
-        key = {"stream_copy": "n", "pointer_chase": "footprint_bytes", "mma_throughput": "dtype", "fixed_work": "ctas"}[r["kernel"]]
-        out.append((f"canary {r['kernel']} {r[key]}", f"{f(r['median_us']):.1f} us sm {r['sm_mhz_after']} MHz {r['check']}"))
+        p = r["params"].split(";")[0]
+        out.append((f"canary {r['pass']} {r['kernel']} {p}", f"{f(r['median_us']):.1f} us sm {r['sm_mhz_after']} MHz {r['check']}"))
     for r in rows(d, "apps"):
         out.append((f"app {r['kernel']} {r.get('variant','')} {r.get('shape','')}",
                     f"{f(r['median_us']):.1f} us {r.get('rate','')} {r.get('check','')}"))
