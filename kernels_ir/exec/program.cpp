@@ -14,18 +14,21 @@ uint64_t splitmix64(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-// Sattolo's shuffle: n = bytes / stride nodes, perm = 0..n-1, s = seed;
-// for i = n-1 down to 1: j = splitmix64(s) % i; swap(perm[i], perm[j]).  next[j] = perm[j]:
-// one cycle through all n nodes.
+// Sattolo's shuffle, exactly as validation/cuda/pointer_chase.cu builds the chain:
+// n = bytes / stride nodes, perm = 0..n-1, s = seed;
+// for i = n-1 down to 1: j = splitmix64(s) % i; swap(perm[i], perm[j]).
+// Then node perm[k] holds the byte offset of node perm[(k+1) % n]: one cycle through all n nodes.
 void BufInit::build_chase() const {
   uint64_t n = bytes / stride;
-  next.resize(n);
-  std::iota(next.begin(), next.end(), 0u);
+  std::vector<uint32_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0u);
   uint64_t s = seed;
   for (uint64_t i = n > 0 ? n - 1 : 0; i >= 1; --i) {
     uint64_t j = splitmix64(s) % i;
-    std::swap(next[i], next[j]);
+    std::swap(perm[i], perm[j]);
   }
+  next.resize(n);
+  for (uint64_t k = 0; k < n; ++k) next[perm[k]] = perm[(k + 1) % n];
 }
 
 int64_t BufInit::value_at(uint64_t addr) const {
@@ -35,7 +38,7 @@ int64_t BufInit::value_at(uint64_t addr) const {
     case InitKind::kIota: return int64_t(off / elem);
     case InitKind::kChase: {
       std::call_once(once, [this] { build_chase(); });
-      if (off % stride) return 0;
+      if (off % stride) return int64_t(0xA5A5A5A5A5A5A5A5ull);  // non-node words: the twin's filler
       uint64_t j = off / stride;
       return j < next.size() ? int64_t(uint64_t(next[j]) * stride) : 0;
     }
