@@ -1,0 +1,134 @@
+// The L2 slices (sectored, set-associative, LRU, write-back, write-allocate at sector
+// granularity, address-hashed over slices) and the HBM behind them.
+#include <algorithm>
+#include <bit>
+
+#include "models/mem/memory_system_impl.hpp"
+
+namespace gtsim::mem {
+
+void MemorySystemImpl::build_l2() {
+  const L2Specs& s = specs_.l2;
+  uint64_t lines = s.size_bytes / s.line_bytes;
+  l2_sets_ = lines / s.assoc / s.slices;  // per slice
+  double rate = s.bytes_per_cycle_per_slice * specs_.sm_mhz / 1000.0;  // bytes per ns (L2 on the SM clock)
+  slices_.resize(s.slices);
+  for (uint32_t i = 0; i < s.slices; ++i) {
+    slices_[i].tags.configure(l2_sets_, s.assoc);
+    slices_[i].server.set_rate(rate);
+    slices_[i].partition = uint32_t(uint64_t(i) * s.partitions / s.slices);
+  }
+}
+
+// XOR-fold of the line address: power-of-two strides (columns of a matrix, every 2^k-th line)
+// land on different slices instead of one. The fold is invertible, so (slice, set) with the
+// line as tag is exact.
+static uint64_t fold(uint64_t line) { return line ^ (line >> 7) ^ (line >> 14) ^ (line >> 21) ^ (line >> 28); }
+
+uint32_t MemorySystemImpl::slice_of(uint64_t line) const { return uint32_t(fold(line) % specs_.l2.slices); }
+
+uint32_t MemorySystemImpl::burst_mask(uint32_t sectors) const {
+  uint32_t per_burst = std::max(1u, specs_.hbm.burst_bytes >> sector_shift_);
+  if (per_burst <= 1) return sectors;
+  uint32_t group = (1u << per_burst) - 1, out = 0;
+  for (uint32_t b = 0; b < sectors_per_line_; b += per_burst)
+    if (sectors & (group << b)) out |= group << b;
+  return out;
+}
+
+void MemorySystemImpl::l2_arrive(uint32_t r, Tick now) {
+  MemRequest& q = reqs_[r];
+  L2Slice& s = slices_[q.slice];
+  uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
+  Tick start = std::max(now, s.server.next_free());
+  c_.l2_slice_queue_ns.sample(double(start - now) / double(kTicksPerNs));
+  Tick t = s.server.reserve(now, bytes);
+  if (q.kind == ReqKind::kStore) {
+    Tick ack = std::max(t, l2_write(r, t));
+    sim().schedule(ack, this, kSmArrive, r);  // the store is accepted: its acknowledgement
+    return;
+  }
+  l2_read(r, t);
+}
+
+TagLine* MemorySystemImpl::l2_allocate(L2Slice& s, uint64_t set, uint64_t line, Tick t, Tick& writeback_done) {
+  TagLine* v = s.tags.victim(set);
+  if (v->present() && v->dirty) {  // write back the dirty sectors (in bursts)
+    uint32_t wb = burst_mask(v->dirty);
+    hbm_->access(t, v->line * specs_.l2.line_bytes, uint32_t(std::popcount(wb)) << sector_shift_, true);
+    writeback_done = t;
+    ++c_.l2_evictions_dirty;
+  }
+  *v = TagLine{};
+  v->line = line;
+  return v;
+}
+
+// Stores mark their sectors valid and dirty without reading DRAM (sector write-allocate).
+// Returns when the store may be acknowledged: a dirty eviction must first enter the HBM queue.
+Tick MemorySystemImpl::l2_write(uint32_t r, Tick t) {
+  MemRequest& q = reqs_[r];
+  L2Slice& s = slices_[q.slice];
+  uint64_t set = (fold(q.line) / specs_.l2.slices) % l2_sets_;
+  uint32_t n = uint32_t(std::popcount(q.mask));
+  c_.l2_write_sectors += n;
+  TagLine* l = s.tags.find(set, q.line);
+  Tick ack = t;
+  if (l) {
+    c_.l2_sector_hits += n;
+  } else {
+    c_.l2_sector_misses += n;
+    l = l2_allocate(s, set, q.line, t, ack);
+  }
+  l->valid |= q.mask;
+  l->dirty |= q.mask;
+  s.tags.touch(l);
+  return ack;
+}
+
+void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
+  MemRequest& q = reqs_[r];
+  L2Slice& s = slices_[q.slice];
+  uint64_t set = (fold(q.line) / specs_.l2.slices) % l2_sets_;
+  uint32_t need = q.fetch;
+  TagLine* l = s.tags.find(set, q.line);
+  uint32_t have = l ? (l->valid & need) : 0;
+  uint32_t miss = need & ~have;
+  uint32_t n = uint32_t(std::popcount(need));
+  if (q.kind == ReqKind::kAtomic) c_.l2_atom_sectors += n;
+  else c_.l2_read_sectors += n;
+  c_.l2_sector_hits += uint32_t(std::popcount(have));
+  c_.l2_read_hits += q.kind == ReqKind::kAtomic ? 0 : uint32_t(std::popcount(have));
+  c_.l2_sector_misses += uint32_t(std::popcount(miss));
+  Tick ready = t;
+  if (have) ready = std::max(ready, l->ready);  // a fill in flight: wait for it
+  if (!l) {
+    Tick unused = 0;
+    l = l2_allocate(s, set, q.line, t, unused);
+  }
+  if (q.kind == ReqKind::kAtomic) l->dirty |= need;  // read-modify-write in the slice
+  s.tags.touch(l);
+  if (miss) {
+    uint32_t fetch = burst_mask(miss) & ~l->valid;
+    uint32_t first = uint32_t(std::countr_zero(fetch));
+    Tick done = hbm_->access(t, q.line * specs_.l2.line_bytes + (uint64_t(first) << sector_shift_),
+                             uint32_t(std::popcount(fetch)) << sector_shift_, false);
+    l->valid |= fetch;
+    l->ready = std::max(l->ready, done);
+    sim().schedule(std::max(done, ready), this, kHbmDone, r);
+    return;
+  }
+  respond(r, ready);
+}
+
+// Data leaves the slice (slice latency), crosses the crossbar to the SM, and arrives there.
+void MemorySystemImpl::respond(uint32_t r, Tick t) {
+  MemRequest& q = reqs_[r];
+  SmPort& p = ports_[q.sm];
+  uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
+  c_.noc_down_bytes += bytes;
+  Tick arrive = p.noc_down.reserve(t + slice_lat_, bytes) + noc_lat_;
+  sim().schedule(arrive, this, kSmArrive, r);
+}
+
+}  // namespace gtsim::mem

@@ -1,0 +1,73 @@
+// The memory side's parameters, parsed apart from the model (every key documented in
+// docs/gpu_memory.md). Parsing validates ranges and cross-key rules and throws InputError with
+// the YAML position; the model objects only simulate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/config.hpp"
+
+namespace gtsim::mem {
+
+struct L1Specs {
+  uint32_t unified_bytes = 0;       // l1.unified_kb: L1 + shared per SM (the carve-out is taken from it)
+  uint32_t line_bytes = 128;        // tag granularity
+  uint32_t sector_bytes = 32;       // fill granularity
+  uint32_t assoc = 4;
+  uint32_t latency_cycles = 33;     // load-to-use latency of an L1 hit, SM cycles
+  uint32_t mshrs = 256;             // outstanding line misses per SM
+  double requests_per_cycle = 1;    // tag lookups per SM cycle
+  double bytes_per_cycle = 128;     // data return per SM cycle
+  static L1Specs parse(const ConfigNode& n);
+};
+
+struct NocSpecs {
+  double bytes_per_cycle_per_sm = 64;  // per SM port, each direction, SM cycles
+  uint32_t latency_cycles = 40;        // one-way traversal
+  uint32_t header_bytes = 32;          // a load / atomic request without data
+  static NocSpecs parse(const ConfigNode& n);
+};
+
+struct L2Specs {
+  uint64_t size_bytes = 0;
+  uint32_t partitions = 2;
+  uint32_t slices = 80;
+  uint32_t assoc = 16;
+  uint32_t line_bytes = 128;
+  uint32_t sector_bytes = 32;
+  uint32_t hit_latency_cycles = 200;   // load-to-use latency of a near L2 hit seen by the SM (L1 miss included)
+  uint32_t far_extra_cycles = 0;       // added when the slice sits in the SM's far partition
+  double bytes_per_cycle_per_slice = 32;
+  static L2Specs parse(const ConfigNode& n);
+};
+
+struct BankedHbmSpecs {
+  uint32_t channels = 32;
+  uint32_t banks_per_channel = 16;
+  uint32_t row_bytes = 1024;
+  uint32_t interleave_bytes = 256;     // consecutive bytes mapped to one channel before the next
+  double trcd_ns = 14, tcl_ns = 14, trp_ns = 14;
+  static BankedHbmSpecs parse(const ConfigNode& n);
+};
+
+struct HbmSpecs {
+  std::string impl = "bandwidth_server";
+  double capacity_gb = 0;
+  double bandwidth_gbps = 0;       // sustained bytes/ns (GB/s = bytes/ns)
+  uint32_t burst_bytes = 32;
+  double latency_ns = 300;         // added to an L2 hit for an L2 miss served by an idle HBM
+  BankedHbmSpecs banked;
+  static HbmSpecs parse(const ConfigNode& n);
+};
+
+struct MemSpecs {
+  double sm_mhz = 1000;            // clocks.sm_mhz: L1, crossbar and L2 run on the SM clock
+  L1Specs l1;
+  NocSpecs noc;
+  L2Specs l2;
+  HbmSpecs hbm;
+  static MemSpecs parse(const ConfigNode& root);
+};
+
+}  // namespace gtsim::mem
