@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernels_ir/trace.hpp"
+#include "helpers.hpp"
+
+using namespace gtsim::ir;
+using namespace gtsim::ir::test;
+
+TEST(TraceSectors, StreamCopyWarpLoadIs16SectorsIn4Lines) {
+  auto p = build_lib("stream_copy.kir", {{"n", 1 << 20}});
+  auto v = run_warp(*p);
+  ASSERT_EQ(v.size(), 8u);  // one line per warp access: 4 loads, 4 stores
+  for (const auto& d : v) {
+    EXPECT_EQ(d.access_bytes, 16);
+    auto sc = count_sectors_lines(d);
+    EXPECT_EQ(sc.sectors, 16u);
+    EXPECT_EQ(sc.lines, 4u);
+  }
+  std::string t = trace_warp(*p, {0, 0, 0}, 0, 100);
+  EXPECT_NE(t.find("sectors=16 lines=4"), std::string::npos) << t;
+  EXPECT_NE(t.find("+16*lane"), std::string::npos) << t;
+  EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 8);
+}
+
+TEST(TraceSectors, ColumnWiseAccessTouches32Sectors) {
+  auto p = build_lib("strided_copy.kir", {{"n", 1 << 20}, {"stride", 1024}});
+  auto v = run_warp(*p);
+  ASSERT_EQ(v[0].op, OpClass::kLdGlobal);
+  auto sc = count_sectors_lines(v[0]);
+  EXPECT_EQ(sc.sectors, 32u);
+  EXPECT_EQ(sc.lines, 32u);
+  EXPECT_EQ(count_sectors_lines(v[1]).sectors, 4u);  // the store is coalesced
+}
+
+namespace {
+uint32_t bank_wavefronts(int stride) {
+  auto p = build_lib("bank_conflicts.kir", {{"stride", stride}, {"iters", 8}});
+  for (const auto& d : run_warp(*p))
+    if (d.op == OpClass::kLdShared) return shared_wavefronts(d);
+  return 0;
+}
+}  // namespace
+
+TEST(TraceBanks, Stride2Is2Wavefronts) { EXPECT_EQ(bank_wavefronts(2), 2u); }
+TEST(TraceBanks, Stride33Is1Wavefront) { EXPECT_EQ(bank_wavefronts(33), 1u); }
+TEST(TraceBanks, Stride32Is32Wavefronts) { EXPECT_EQ(bank_wavefronts(32), 32u); }
+TEST(TraceBanks, SameWordIsShared) { EXPECT_EQ(bank_wavefronts(0), 1u); }
+
+TEST(TraceBanks, GemmLdmatrixIsConflictFree) {
+  auto p = build_lib("gemm_tiled.kir", {{"M", 256}, {"N", 256}, {"K", 64}});
+  int n = 0;
+  for (const auto& d : run_warp(*p)) {
+    if (d.op != OpClass::kLdMatrix) continue;
+    EXPECT_EQ(shared_wavefronts(d), 4u) << p->instruction(d.static_id).text;  // 512 bytes = 4 wavefronts
+    ++n;
+  }
+  EXPECT_EQ(n, 2 * 2 * 6);
+}
+
+TEST(ChaseAddresses, FollowTheLoadedValuesVisitingEveryNodeOnce) {
+  const int64_t footprint = 1 << 16, stride = 256, hops = footprint / stride;
+  auto p = build_lib("pointer_chase.kir", {{"footprint_bytes", footprint}, {"stride_bytes", stride}});
+  uint64_t base = p->buffers()[0].base;
+  std::set<uint64_t> seen;
+  uint64_t expect_next = 0;
+  int loads = 0;
+  for (const auto& d : run_warp(*p)) {
+    if (d.op != OpClass::kLdGlobal || d.access_bytes != 8) continue;
+    EXPECT_EQ(d.active, 1u);
+    uint64_t off = d.addr[0] - base;
+    EXPECT_EQ(off, expect_next);
+    EXPECT_EQ(off % stride, 0u);
+    seen.insert(off);
+    ++loads;
+    // the next address is the value this load returns: check via the following load
+    expect_next = ~0ull;
+    (void)expect_next;
+    expect_next = off;  // placeholder, replaced below
+    break;
+  }
+  // full walk: collect the sequence of chase addresses
+  seen.clear();
+  std::vector<uint64_t> seq;
+  for (const auto& d : run_warp(*p))
+    if (d.op == OpClass::kLdGlobal && d.access_bytes == 8) seq.push_back(d.addr[0] - base);
+  ASSERT_EQ(int64_t(seq.size()), hops);
+  EXPECT_EQ(seq[0], 0u);
+  for (auto o : seq) seen.insert(o);
+  EXPECT_EQ(int64_t(seen.size()), hops);  // every node exactly once per cycle
+  EXPECT_EQ(loads, 1);
+}
