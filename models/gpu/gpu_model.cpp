@@ -1,0 +1,132 @@
+// GpuModel: builds the machine (SMs, CTA scheduler, memory system) from a config and runs
+// kernels one after another in one Simulation (L2 contents carry over between kernels).
+#include "models/gpu/gpu_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "models/gpu/cta_scheduler.hpp"
+#include "models/gpu/kernel_report.hpp"
+#include "models/gpu/occupancy.hpp"
+#include "models/gpu/sm.hpp"
+#include "models/gpu/specs.hpp"
+#include "models/mem/memory_system.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::gpu {
+
+namespace {
+class NoopHandler final : public EventHandler {
+ public:
+  void handle_event(Tick, uint32_t, uint64_t) override {}
+};
+}  // namespace
+
+struct GpuModel::Impl {
+  GpuSpecs specs;
+  Simulation sim;
+  ClockDomain clock;
+  StatGroup& gpu_stats;
+  std::unique_ptr<mem::GpuMemorySystem> memory;
+  std::unique_ptr<CtaScheduler> cta;
+  std::vector<std::unique_ptr<Sm>> sms;
+  NoopHandler noop;
+  const ir::Program* running = nullptr;
+  bool broken = false;
+
+  explicit Impl(const ConfigNode& root);
+  KernelResult run(const ir::Program& program);
+  uint64_t tick_to_cycle(Tick t) const;
+  std::string waiting_report(size_t max_lines) const;
+  [[noreturn]] void fail_deadlock(const ir::Program& program) const;
+};
+
+GpuModel::Impl::Impl(const ConfigNode& root)
+    : specs(GpuSpecs::parse(root)), clock(specs.clocks.sm_mhz), gpu_stats(sim.stats().child("gpu")) {
+  memory = mem::GpuMemorySystem::create(sim, gpu_stats, root, specs.sm.count);
+  root.require_all_used();
+  cta = std::make_unique<CtaScheduler>(sim, gpu_stats, clock);
+  std::vector<Sm*> list;
+  for (uint32_t i = 0; i < specs.sm.count; ++i) {
+    sms.push_back(std::make_unique<Sm>(sim, gpu_stats, i, specs, clock, *memory, *cta));
+    list.push_back(sms.back().get());
+  }
+  cta->set_sms(std::move(list));
+  sim.set_stall_reporter([this] { return waiting_report(64); });
+}
+
+uint64_t GpuModel::Impl::tick_to_cycle(Tick t) const {
+  uint64_t c = clock.cycle_at(t);
+  while (clock.cycle_start(c) < t) ++c;
+  return c;
+}
+
+std::string GpuModel::Impl::waiting_report(size_t max_lines) const {
+  std::string all;
+  for (const auto& sm : sms) sm->describe_waiting(all);
+  size_t lines = 0, pos = 0;
+  while (pos < all.size() && lines < max_lines) {
+    pos = all.find('\n', pos);
+    pos = pos == std::string::npos ? all.size() : pos + 1;
+    ++lines;
+  }
+  size_t total = size_t(std::count(all.begin(), all.end(), '\n'));
+  std::string out = all.substr(0, pos);
+  if (total > lines) out += "  ... and " + std::to_string(total - lines) + " more warps\n";
+  return out;
+}
+
+void GpuModel::Impl::fail_deadlock(const ir::Program& program) const {
+  uint64_t c = tick_to_cycle(sim.now());
+  std::string msg = "deadlock in kernel " + program.name() + " at cycle " + std::to_string(c) + " (" +
+                    std::to_string(double(sim.now()) / double(kTicksPerNs)) + " ns of simulated time): nothing " +
+                    "left to happen, but " + std::to_string(cta->dispatched() - cta->done()) + " CTAs have not " +
+                    "finished (" + std::to_string(cta->done()) + " of " + std::to_string(program.grid().count()) +
+                    " done). Waiting warps:\n" + waiting_report(64);
+  throw SimulationError(msg);
+}
+
+KernelResult GpuModel::Impl::run(const ir::Program& program) {
+  if (broken) throw SimulationError("this GpuModel stopped at an earlier simulation error; build a new one");
+  auto wall0 = std::chrono::steady_clock::now();
+  KernelShape shape{program.threads_per_cta(), program.regs_per_thread(), program.shared_bytes()};
+  Occupancy occ = compute_occupancy(specs.sm, specs.l1_unified_kb, shape, program.name());
+  uint64_t ctas = program.grid().count();
+  KernelSnapshot before = KernelSnapshot::take(sim, *memory, sms);
+  memory->begin_kernel(occ.l1_bytes);
+  uint64_t start = tick_to_cycle(sim.now());
+  KernelLaunch launch{&program, program.grid(), program.warps_per_cta()};
+  for (auto& sm : sms) sm->begin_kernel(launch);
+  running = &program;
+  broken = true;  // until the kernel completes cleanly
+  if (ctas > 0) {
+    cta->begin_kernel(ctas, occ.ctas_per_sm, specs.launch.cta_dispatch_cycles, start);
+    sim.run();
+  }
+  bool idle = std::all_of(sms.begin(), sms.end(), [](const auto& sm) { return sm->idle(); });
+  if (!cta->all_done() || !idle) fail_deadlock(program);
+  uint64_t end = start;
+  for (const auto& sm : sms) end = std::max(end, sm->last_activity_cycle());
+  for (auto& sm : sms) sm->end_kernel(end);
+  memory->end_kernel();
+  broken = false;
+  running = nullptr;
+  ReportInputs in{specs, occ, program, before, start, end};
+  KernelResult r = make_kernel_result(in, sim, *memory, sms);
+  r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+GpuModel::GpuModel(const ConfigNode& root) : impl_(std::make_unique<Impl>(root)) {}
+GpuModel::~GpuModel() = default;
+
+KernelResult GpuModel::run(const ir::Program& program) { return impl_->run(program); }
+
+void GpuModel::idle(double us) {
+  if (us <= 0) return;
+  Simulation& sim = impl_->sim;
+  sim.schedule(sim.now() + Tick(us * double(kTicksPerUs) + 0.5), &impl_->noop);
+  sim.run();
+}
+
+}  // namespace gtsim::gpu

@@ -1,0 +1,63 @@
+#include "models/gpu/occupancy.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/error.hpp"
+
+namespace gtsim::gpu {
+namespace {
+
+uint32_t round_up(uint32_t v, uint32_t unit) { return (v + unit - 1) / unit * unit; }
+
+[[noreturn]] void does_not_fit(const std::string& kernel, const std::string& why) {
+  throw InputError(SourcePos{"kernel " + kernel}, "cannot launch: " + why);
+}
+
+}  // namespace
+
+Occupancy compute_occupancy(const SmSpecs& sm, uint32_t l1_unified_kb, const KernelShape& k,
+                            const std::string& kernel_name) {
+  Occupancy o;
+  if (k.threads_per_cta == 0) does_not_fit(kernel_name, "the CTA has no threads");
+  if (k.threads_per_cta > sm.max_threads_per_cta)
+    does_not_fit(kernel_name, std::to_string(k.threads_per_cta) + " threads per CTA, the machine allows " +
+                                  std::to_string(sm.max_threads_per_cta));
+  if (k.regs_per_thread > sm.max_regs_per_thread)
+    does_not_fit(kernel_name, std::to_string(k.regs_per_thread) + " registers per thread, the machine allows " +
+                                  std::to_string(sm.max_regs_per_thread));
+  if (k.shared_bytes > sm.shared.max_per_cta_bytes)
+    does_not_fit(kernel_name, std::to_string(k.shared_bytes) + " bytes of shared memory per CTA, the machine allows " +
+                                  std::to_string(sm.shared.max_per_cta_bytes));
+  constexpr uint32_t kNoLimit = std::numeric_limits<uint32_t>::max();
+  o.warps_per_cta = (k.threads_per_cta + ir::kWarpSize - 1) / ir::kWarpSize;
+  // Registers are allocated per warp in granules of reg_alloc_unit [CUDA occupancy calculator].
+  o.regs_per_warp = round_up(k.regs_per_thread * ir::kWarpSize, sm.reg_alloc_unit);
+  o.limit_registers = o.regs_per_warp == 0 ? kNoLimit : (sm.registers / o.regs_per_warp) / o.warps_per_cta;
+  // Every CTA also holds the system reservation (1 KB on sm_80/sm_90), as the calculator counts it.
+  uint64_t smem_per_cta = uint64_t(k.shared_bytes) + sm.shared.reserved_per_cta_bytes;
+  uint64_t max_carveout = uint64_t(sm.shared.carveouts_kb.back()) * 1024;
+  o.limit_shared_mem = smem_per_cta == 0 ? kNoLimit : uint32_t(max_carveout / smem_per_cta);
+  o.limit_warps = std::min(sm.max_warps / o.warps_per_cta, sm.max_threads / (o.warps_per_cta * ir::kWarpSize));
+  o.limit_blocks = sm.max_ctas;
+  o.ctas_per_sm = std::min({o.limit_registers, o.limit_shared_mem, o.limit_warps, o.limit_blocks});
+  if (o.ctas_per_sm == 0) does_not_fit(kernel_name, "not one CTA fits on an SM (registers or warps)");
+  if (o.ctas_per_sm == o.limit_registers) o.limiter = "registers";
+  else if (o.ctas_per_sm == o.limit_shared_mem) o.limiter = "shared_mem";
+  else if (o.ctas_per_sm == o.limit_warps) o.limiter = "warps";
+  else o.limiter = "blocks";
+  // The driver picks the smallest carve-out that holds every resident CTA's shared memory; the
+  // rest of the unified array is L1 cache [Ampere/Hopper tuning guides].
+  uint64_t need = uint64_t(o.ctas_per_sm) * smem_per_cta;
+  o.carveout_bytes = uint32_t(max_carveout);
+  for (uint32_t kb : sm.shared.carveouts_kb)
+    if (uint64_t(kb) * 1024 >= need) {
+      o.carveout_bytes = kb * 1024;
+      break;
+    }
+  o.l1_bytes = l1_unified_kb * 1024 - o.carveout_bytes;
+  o.theoretical_pct = 100.0 * double(o.ctas_per_sm * o.warps_per_cta) / double(sm.max_warps);
+  return o;
+}
+
+}  // namespace gtsim::gpu

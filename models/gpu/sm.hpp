@@ -1,0 +1,176 @@
+// One streaming multiprocessor: sub-partitions with a warp scheduler each, a per-warp register
+// scoreboard, functional units with latency and initiation interval, a tensor core per
+// sub-partition, the LSU (global memory through the memory system, shared memory through a
+// banked pipe that serves one wavefront per cycle), barriers, mbarriers and cp.async groups.
+//
+// Event-driven: the SM has at most one pending step event, at the earliest cycle at which some
+// sub-partition could issue; a sub-partition whose warps all wait on memory or a barrier sleeps
+// until a completion wakes it. Time inside the SM is counted in SM cycles. docs/gpu_sm.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/exec/program.hpp"
+#include "models/gpu/specs.hpp"
+#include "models/gpu/warp_scheduler.hpp"
+#include "models/mem/memory_system.hpp"
+#include "sim/simulation.hpp"
+
+namespace gtsim::gpu {
+
+inline constexpr uint64_t kNever = ~0ull;
+
+// Per-SM counters, registered in the stats tree as gpu/smN/<name>; the hot path increments
+// them through an index (no string lookup). Per-kernel figures are differences of these.
+enum SmCounter : int {
+  kInstExecuted, kThreadInstExecuted, kFlops, kIssueActiveCycles, kCyclesActive, kWarpCyclesActive,
+  kStallScoreboard, kStallMemory, kStallUnitBusy, kStallBarrier, kStallNotSelected,
+  kSharedRequests, kSharedWavefronts, kSharedIdealWavefronts, kSharedLoads, kSharedStores,
+  kSharedPipeBusy, kGlobalInsts, kGlobalRequests, kGlobalSectors, kL1PipeBusy,
+  kCtasLaunched, kWarpsLaunched,
+  kInstClassBase,                                        // + ir::OpClass
+  kPipeBusyBase = kInstClassBase + int(ir::OpClass::kCount),  // + Pipe: unit busy cycles (all sub-partitions)
+  kNumSmCounters = kPipeBusyBase + kNumPipes
+};
+
+// What every SM needs to know about the kernel being run.
+struct KernelLaunch {
+  const ir::Program* program = nullptr;
+  ir::Dim3 grid;
+  uint32_t warps_per_cta = 0;
+};
+
+// Told when a CTA leaves an SM (its last warp has exited), so the next one can be dispatched.
+class CtaListener {
+ public:
+  virtual ~CtaListener() = default;
+  virtual void on_cta_exit(uint32_t sm, uint64_t cycle) = 0;
+};
+
+class Sm final : public Component, public mem::MemResponder {
+ public:
+  Sm(Simulation& sim, StatGroup& parent, uint32_t id, const GpuSpecs& specs, const ClockDomain& clock,
+     mem::GpuMemorySystem& memory, CtaListener& listener);
+  ~Sm() override;
+
+  void begin_kernel(const KernelLaunch& k);
+  // Closes the occupancy integrals at `cycle` (the kernel's end).
+  void end_kernel(uint64_t cycle);
+  uint32_t resident_ctas() const { return resident_ctas_; }
+  // Places CTA `linear_id` on this SM; its warps start issuing at `start_cycle`.
+  void launch_cta(uint64_t linear_id, uint64_t start_cycle);
+  bool idle() const { return resident_ctas_ == 0 && outstanding_stores_ == 0; }
+  uint64_t last_activity_cycle() const { return last_activity_; }
+  // Appends one line per warp that has not finished: where it waits and why (deadlock reports).
+  void describe_waiting(std::string& out) const;
+  uint64_t counter(SmCounter c) const { return ctr_[c]->value(); }
+
+  void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
+  void on_mem_complete(uint64_t token, Tick when) override;
+
+ private:
+  enum class WarpState : uint8_t { kFree, kReady, kBarrier, kMbarWait, kCpWait, kExited };
+  enum class Gate : uint8_t { kNone, kGlobal, kShared };
+  struct Warp {
+    std::optional<ir::WarpExecutor> exec;
+    ir::DynInst inst;                 // the next instruction to issue
+    std::vector<uint64_t> reg_ready;  // cycle each register's value is available; kNever while a load is out
+    std::vector<uint8_t> reg_mem;     // 1 when the register's last writer was a memory operation
+    uint64_t dep_ready = 0;           // max reg_ready over inst's sources and destinations
+    uint64_t ready_from = 0;          // first cycle the warp could have issued inst (stall accounting)
+    uint64_t wait_since = 0;          // cycle it started waiting at a barrier / wait
+    std::deque<uint32_t> cp_groups;   // outstanding cp.async per group, oldest first; back() = open group
+    uint64_t cp_base_seq = 0;         // group sequence number of cp_groups.front()
+    uint64_t wait_addr = 0;           // mbarrier address waited on
+    uint32_t cta = 0;                 // CTA slot
+    uint32_t warp_in_cta = 0;
+    uint32_t pending = 0;             // outstanding loads, atomics with a result, cp.async
+    uint32_t wait_static_id = 0;      // the instruction it waits at (diagnostics)
+    int32_t wait_arg = 0;             // barrier id, wait_group N or mbarrier parity
+    uint8_t sp = 0;
+    WarpState state = WarpState::kFree;
+    Pipe pipe = Pipe::kNone;
+    Gate gate = Gate::kNone;
+    bool dep_mem = false;
+  };
+  struct MBarrier {
+    uint64_t addr = 0;
+    int64_t expected = 0, pending = 0;
+    uint64_t phase = 0;
+  };
+  struct CtaSlot {
+    bool used = false;
+    uint64_t linear_id = 0;
+    ir::Dim3 ctaid;
+    uint32_t warps_total = 0, warps_done = 0, warps_exited = 0;
+    std::vector<uint16_t> warps;  // warp slots, by warp index in the CTA
+    std::array<uint32_t, 16> bar_arrived{};
+    std::vector<MBarrier> mbars;
+  };
+  struct SubPartition {
+    std::unique_ptr<WarpScheduler> sched;
+    std::vector<uint16_t> warps;              // resident, not exited, oldest first
+    std::array<uint64_t, kNumPipes> pipe_free{};  // first cycle each unit accepts an instruction
+    uint64_t next_cycle = kNever;             // cycle of its next step (kNever: asleep)
+    uint64_t stepped_through = 0;             // one past the last cycle it stepped
+  };
+  enum EventKind : uint32_t { kStep = 0, kMemDone = 1 };
+  enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3 };
+
+  // Issue stage (sm.cpp)
+  void step(uint32_t s, uint64_t c);
+  uint64_t earliest_issue(const Warp& w, const SubPartition& sp) const;
+  void issue(uint16_t wi, uint64_t c);
+  void account_stalls(Warp& w, uint64_t c, uint64_t unit_free);
+  void fetch(uint16_t wi, uint64_t c);
+  void compute_deps(Warp& w);
+  void ensure_regs(Warp& w, uint16_t reg);
+  void wake(uint32_t s, uint64_t cycle);
+  uint64_t tick_to_cycle(Tick t) const;
+  void note_residency(uint64_t c);
+  void warp_exit(uint16_t wi, uint64_t c);
+  void warp_done(uint16_t wi, uint64_t c);
+  // Execution units and memory (sm_exec.cpp)
+  void exec_alu(Warp& w, uint64_t c);
+  void exec_tensor(Warp& w, uint64_t c);
+  void exec_global(uint16_t wi, uint64_t c);
+  void exec_shared(Warp& w, uint64_t c);
+  void apply_mem_done(uint64_t token, Tick when);
+  // Synchronization (sm_sync.cpp)
+  void exec_sync(uint16_t wi, uint64_t c);
+  void bar_sync(uint16_t wi, uint64_t c);
+  void mbar_op(uint16_t wi, uint64_t c);
+  bool cp_wait_satisfied(const Warp& w) const;
+  void release(uint16_t wi, uint64_t c, SmCounter reason);
+  [[noreturn]] void fail_divergent_barrier(const Warp& w, uint64_t c) const;
+  std::string warp_place(const Warp& w, uint32_t static_id) const;
+
+  uint32_t id_;
+  const GpuSpecs& specs_;
+  const ClockDomain& clock_;
+  mem::GpuMemorySystem& memory_;
+  CtaListener& listener_;
+  KernelLaunch kernel_;
+  std::array<uint32_t, kNumPipes> ii_{}, latency_{};
+  std::array<double, size_t(ir::DType::kCount)> mma_rate_{}, wgmma_rate_{};  // flops/cycle per sub-partition
+  std::vector<Warp> warps_;
+  std::vector<CtaSlot> ctas_;
+  std::vector<SubPartition> sps_;
+  std::vector<uint16_t> order_;  // scratch for the scheduler's priority order
+  std::array<Counter*, kNumSmCounters> ctr_{};
+  uint64_t scheduled_cycle_ = kNever;  // the pending step event, if any
+  bool in_step_ = false;
+  uint64_t shared_free_ = 0, l1_free_ = 0;  // SM-wide pipes: next free cycle
+  uint64_t last_activity_ = 0;
+  uint64_t outstanding_stores_ = 0;
+  uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;
+  uint64_t residency_since_ = 0;
+};
+
+}  // namespace gtsim::gpu

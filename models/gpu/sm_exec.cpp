@@ -1,0 +1,146 @@
+// The SM's execution stage: ALU pipes, tensor cores, the LSU towards global memory (through the
+// memory system) and shared memory (the banked pipe), and memory completions (writeback).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "models/gpu/shared_banks.hpp"
+#include "models/gpu/sm.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::gpu {
+
+void Sm::exec_alu(Warp& w, uint64_t c) {
+  uint64_t ready = c + latency_[int(w.pipe)];
+  for (int i = 0; i < w.inst.n_dst; ++i) {
+    uint16_t d = w.inst.dst[i];
+    if (d == ir::kNoReg) continue;
+    ensure_regs(w, d);
+    w.reg_ready[d] = ready;
+    w.reg_mem[d] = 0;
+  }
+}
+
+// An mma.sync occupies the sub-partition's tensor core for flops / (rate per sub-partition)
+// cycles; its accumulators are ready `latency` cycles after issue (or when the core is done).
+void Sm::exec_tensor(Warp& w, uint64_t c) {
+  const ir::DynInst& in = w.inst;
+  const auto& table = in.op == ir::OpClass::kWgmma ? wgmma_rate_ : mma_rate_;
+  double rate = table[size_t(in.mma.ab)];
+  if (rate <= 0)
+    throw SimulationError(warp_place(w, in.static_id) + ": this machine (" + specs_.name + ") has no " +
+                          (in.op == ir::OpClass::kWgmma ? "wgmma" : "mma.sync") + " rate for dtype " +
+                          std::string(ir::dtype_name(in.mma.ab)) + " (sm.tensor in the config)");
+  uint64_t flops = in.mma.flops() ? in.mma.flops() : in.flops;
+  uint64_t occupancy = std::max<uint64_t>(1, uint64_t(std::ceil(double(flops) / rate)));
+  SubPartition& sp = sps_[w.sp];
+  sp.pipe_free[int(Pipe::kTensor)] = c + occupancy;
+  *ctr_[kPipeBusyBase + int(Pipe::kTensor)] += occupancy;
+  uint64_t ready = c + std::max<uint64_t>(latency_[int(Pipe::kTensor)], occupancy);
+  for (int i = 0; i < in.n_dst; ++i) {
+    uint16_t d = in.dst[i];
+    if (d == ir::kNoReg) continue;
+    ensure_regs(w, d);
+    w.reg_ready[d] = ready;
+    w.reg_mem[d] = 0;
+  }
+}
+
+// Global loads, stores, atomics and cp.async go to the memory system. The L1 tag pipe accepts one
+// line request per cycle, so an uncoalesced instruction holds it for as many cycles as it has
+// requests. Loads keep their destinations pending until on_mem_complete.
+void Sm::exec_global(uint16_t wi, uint64_t c) {
+  Warp& w = warps_[wi];
+  const ir::DynInst& in = w.inst;
+  uint64_t token = kTokStore;
+  bool has_result = in.n_dst > 0 && (in.op == ir::OpClass::kLdGlobal || in.op == ir::OpClass::kAtomGlobal);
+  if (has_result) {
+    uint64_t d0 = in.dst[0], d1 = in.n_dst > 1 ? in.dst[1] : ir::kNoReg;
+    for (int i = 0; i < in.n_dst; ++i) {
+      ensure_regs(w, in.dst[i]);
+      w.reg_ready[in.dst[i]] = kNever;
+      w.reg_mem[in.dst[i]] = 1;
+    }
+    ++w.pending;
+    token = kTokLoad | uint64_t(wi) << 4 | d0 << 20 | d1 << 36;
+  } else if (in.op == ir::OpClass::kCpAsync) {
+    uint64_t seq = w.cp_base_seq + w.cp_groups.size() - 1;  // the open group
+    ++w.cp_groups.back();
+    ++w.pending;
+    token = kTokCp | uint64_t(wi) << 4 | seq << 20;
+  } else {
+    ++outstanding_stores_;
+  }
+  mem::IssueInfo info = memory_.issue(id_, in, clock_.cycle_start(c), this, token);
+  uint64_t busy = std::max<uint32_t>(info.requests, 1);
+  l1_free_ = c + busy;
+  *ctr_[kL1PipeBusy] += busy;
+  ++*ctr_[kGlobalInsts];
+  *ctr_[kGlobalRequests] += info.requests;
+  *ctr_[kGlobalSectors] += info.sectors;
+}
+
+// Shared memory: one wavefront per cycle through the SM's shared pipe; a load's result is ready
+// `latency` cycles after its last wavefront starts.
+void Sm::exec_shared(Warp& w, uint64_t c) {
+  const ir::DynInst& in = w.inst;
+  SharedCost cost = shared_wavefronts(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes);
+  shared_free_ = c + cost.wavefronts;
+  ++*ctr_[kSharedRequests];
+  *ctr_[kSharedWavefronts] += cost.wavefronts;
+  *ctr_[kSharedIdealWavefronts] += cost.ideal;
+  *ctr_[kSharedPipeBusy] += cost.wavefronts;
+  bool store = in.op == ir::OpClass::kStShared || in.op == ir::OpClass::kStMatrix;
+  ++*ctr_[store ? kSharedStores : kSharedLoads];
+  uint64_t ready = c + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
+  for (int i = 0; i < in.n_dst; ++i) {
+    uint16_t d = in.dst[i];
+    if (d == ir::kNoReg) continue;
+    ensure_regs(w, d);
+    w.reg_ready[d] = ready;
+    w.reg_mem[d] = 0;
+  }
+}
+
+void Sm::on_mem_complete(uint64_t token, Tick when) {
+  // The memory system may answer from inside issue() (a server model knows the completion time
+  // at once) or from its own event: either way the result lands at `when`.
+  if (when > sim_.now()) {
+    sim_.schedule(when, this, kMemDone, token);
+    return;
+  }
+  apply_mem_done(token, when);
+}
+
+void Sm::apply_mem_done(uint64_t token, Tick when) {
+  uint64_t c = tick_to_cycle(when);
+  last_activity_ = std::max(last_activity_, c);
+  uint64_t kind = token & 0xf;
+  if (kind == kTokStore) {
+    --outstanding_stores_;
+    return;
+  }
+  uint16_t wi = uint16_t(token >> 4);
+  Warp& w = warps_[wi];
+  if (kind == kTokLoad) {
+    for (uint64_t d : {(token >> 20) & 0xffff, (token >> 36) & 0xffff})
+      if (d != ir::kNoReg) w.reg_ready[d] = c;
+  } else {
+    uint64_t idx = (token >> 20) - w.cp_base_seq;
+    --w.cp_groups[idx];
+    while (w.cp_groups.size() > 1 && w.cp_groups.front() == 0) {
+      w.cp_groups.pop_front();
+      ++w.cp_base_seq;
+    }
+  }
+  --w.pending;
+  if (w.state == WarpState::kExited) {
+    if (w.pending == 0) warp_done(wi, c);
+    return;
+  }
+  compute_deps(w);
+  if (w.state == WarpState::kCpWait && cp_wait_satisfied(w)) release(wi, c, kStallMemory);
+  else if (w.state == WarpState::kReady) wake(w.sp, std::max(c, w.dep_ready));
+}
+
+}  // namespace gtsim::gpu

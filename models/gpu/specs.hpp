@@ -1,0 +1,89 @@
+// The SM side's view of a machine config: `name`, `target`, `validation`, `clocks`, `launch`, `sm`
+// (and `l1.unified_kb`, the pool shared memory is carved out of). Each block is a Specs struct
+// filled by a static parse(); the models only simulate. Keys are documented in docs/gpu_sm.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/exec/dyn_inst.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::gpu {
+
+// The issue pipes of a sub-partition. Each OpClass maps to one (pipe_of()).
+enum class Pipe : uint8_t { kFp32, kInt, kFp16, kFp64, kSfu, kShuffle, kLsu, kTensor, kNone, kCount };
+inline constexpr int kNumPipes = int(Pipe::kCount);
+const char* pipe_name(Pipe p);
+Pipe pipe_of(ir::OpClass op);
+
+struct UnitSpecs {
+  uint32_t lanes = 32;           // a warp instruction occupies the unit 32 / lanes cycles
+  uint32_t latency_cycles = 4;   // issue to result
+  uint32_t initiation_interval() const { return ir::kWarpSize / lanes; }
+  static UnitSpecs parse(const ConfigNode& node);
+};
+
+struct TensorSpecs {
+  // Dense flops per cycle per SM by operand dtype (indexed by ir::DType); 0 = not supported.
+  std::array<double, size_t(ir::DType::kCount)> mma_sync_flops_per_cycle{};
+  std::array<double, size_t(ir::DType::kCount)> wgmma_flops_per_cycle{};
+  uint32_t latency_cycles = 32;
+  static TensorSpecs parse(const ConfigNode& node);
+};
+
+struct SharedSpecs {
+  uint32_t banks = 32;
+  uint32_t bank_bytes = 4;
+  uint32_t latency_cycles = 23;
+  std::vector<uint32_t> carveouts_kb;  // ascending: the shared-memory sizes the driver can choose
+  uint32_t max_per_cta_bytes = 0;      // largest shared allocation one CTA may request (opt-in)
+  uint32_t reserved_per_cta_bytes = 0; // per-CTA system reservation (1 KB on Ampere and Hopper)
+  static SharedSpecs parse(const ConfigNode& node);
+};
+
+struct SmSpecs {
+  uint32_t count = 1;
+  uint32_t sub_partitions = 4;
+  std::string warp_scheduler = "gto";
+  uint32_t issue_per_cycle = 1;
+  uint32_t max_threads = 2048;
+  uint32_t max_warps = 64;
+  uint32_t max_ctas = 32;
+  uint32_t max_threads_per_cta = 1024;
+  uint32_t registers = 65536;
+  uint32_t reg_alloc_unit = 256;
+  uint32_t max_regs_per_thread = 255;
+  std::array<UnitSpecs, kNumPipes> units{};  // kTensor and kNone unused here (tensor has its own specs)
+  TensorSpecs tensor;
+  SharedSpecs shared;
+  static SmSpecs parse(const ConfigNode& node);
+};
+
+struct ClockSpecs {
+  double sm_mhz = 1000;
+  double mem_mhz = 1000;
+  static ClockSpecs parse(const ConfigNode& node);
+};
+
+struct LaunchSpecs {
+  double overhead_us = 0;
+  uint32_t cta_dispatch_cycles = 0;
+  static LaunchSpecs parse(const ConfigNode& node);
+};
+
+struct GpuSpecs {
+  std::string name;
+  std::string validation_status;
+  double validation_error_band_pct = 0;
+  ClockSpecs clocks;
+  LaunchSpecs launch;
+  SmSpecs sm;
+  uint32_t l1_unified_kb = 0;  // l1.unified_kb: L1 + shared memory per SM
+  // Reads the root of a machine config. Throws InputError (file:line:col) on bad values.
+  static GpuSpecs parse(const ConfigNode& root);
+};
+
+}  // namespace gtsim::gpu
