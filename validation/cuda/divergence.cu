@@ -11,7 +11,9 @@ namespace twins {
 __global__ void __launch_bounds__(256) divergence(float* out, int ways, int work, float a, float b) {
   uint32_t gid = blockIdx.x * 256 + threadIdx.x;
   uint32_t lane = threadIdx.x & 31;
-  float x = float(gid & 1023) * (1.0f / 1024.0f), y = x + 0.5f;
+  float x = float(gid & 1023);  // as the IR: x = cvt g; x = x * x; y = x + x
+  x = x * x;
+  float y = x + x;
   for (int w = 0; w < ways; ++w) {
     if (lane % ways == uint32_t(w)) {
       for (int i = 0; i < work; ++i) {
@@ -36,7 +38,9 @@ int run_divergence(const std::vector<std::string>& args) {
     CK(cudaMemcpy(h.data(), out, n * 4, cudaMemcpyDeviceToHost));
     size_t bad = 0;
     for (uint32_t i = 0; i < n; i += 97) {
-      float x = float(i & 1023) * (1.0f / 1024.0f), y = x + 0.5f;
+      float x = float(i & 1023);
+      x = x * x;
+      float y = x + x;
       for (int k = 0; k < work; ++k) x = std::fma(x, a, b), y = std::fma(y, a, b);
       bad += h[i] != x + y;
     }

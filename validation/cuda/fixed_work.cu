@@ -10,7 +10,9 @@ namespace twins {
 
 __global__ void __launch_bounds__(1024, 2) fixed_work(float* out, int work, float a, float b) {
   uint32_t gid = blockIdx.x * 1024 + threadIdx.x;
-  float x = float(gid & 1023) * (1.0f / 1024.0f), y = x + 0.5f;
+  float x = float(gid & 1023);  // as the IR: x = cvt g; x = x * x; y = x + x
+  x = x * x;
+  float y = x + x;
   for (int i = 0; i < work; ++i) {
     x = fmaf(x, a, b);
     y = fmaf(y, a, b);
@@ -31,7 +33,9 @@ double point_fixed_work(int ctas, int work, const char* file) {
   CK(cudaMemcpy(h.data(), g_fw_out, n * 4, cudaMemcpyDeviceToHost));
   std::vector<float> ref(1024);
   for (int i = 0; i < 1024; ++i) {
-    float x = float(i) * (1.0f / 1024.0f), y = x + 0.5f;
+    float x = float(i);
+    x = x * x;
+    float y = x + x;
     for (int k = 0; k < work; ++k) x = std::fma(x, a, b), y = std::fma(y, a, b);
     ref[i] = x + y;
   }

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     g.quick = true;
     int rc = 0;
     rc |= run_stream_copy(args) | run_strided_copy(args) | run_pointer_chase(args) | run_divergence(args);
-    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_empty(args);
+    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
     else if (c == "empty") rc = (clock_row(c.c_str()), run_empty(args));
     else if (c == "apps") rc = (clock_row(c.c_str()), run_apps(args));
     else if (c == "ncu_set") ncu_set();
+    else if (c == "apps_quick") g.quick = true, rc = run_apps(args), g.quick = false;  // small app checks, no rows
     else if (c == "micro") {
       for (auto f : {run_empty, run_stream_copy, run_strided_copy, run_divergence, run_bank_conflicts, run_fixed_work,
                      run_mma, run_pointer_chase}) {

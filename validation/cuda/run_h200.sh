@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps]
-# builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS
-# and Nsight Compute metrics, and packs everything into $OUT/data_BATCH.tar.gz (+ the log).
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all]
+# builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
+# a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
+# $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log.
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -15,6 +16,15 @@ T=$B/gtsim_twins
 run() { echo "+ $*"; "$@"; echo "rc=$? at $(date +%T)"; }
 pack() { cp "$OUT/run_$BATCH.log" "$D/run.log" 2>/dev/null; tar czf "$OUT/data_$BATCH.tar.gz" -C "$D" .; }
 trap pack EXIT
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max
+ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
+  local f=$1 k=$2; shift 2
+  run timeout 90 ncu --clock-control none --kernel-name "$k" --launch-count 80 --metrics $M --csv \
+    --log-file "$D/$f" $T --out=/tmp --batch=ncu "$@" > "$D/$f.err" 2>&1
+  tail -c 300 "$D/$f.err"; wc -l "$D/$f"
+}
+MICRO='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)$'
+APPS='regex:^(twins::)?(gemm_tiled|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
 
 date -u
 nvidia-smi --query-gpu=uuid,name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit \
@@ -25,20 +35,18 @@ nvcc --version | tail -2
 run validation/cuda/build.sh "$B" || exit 1
 cp "$B/ptxas.txt" "$D/"
 run $T --out="$D" --batch="$BATCH" device canary_start
-if [ "$WHAT" = micro ]; then
-  run timeout 330 $T --out="$D" --batch="$BATCH" micro
-  KEEP='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)'
-else
-  run timeout 400 $T --out="$D" --batch="$BATCH" apps
-  KEEP='regex:^(twins::)?(gemm_tiled|elementwise|softmax|attn|flash)'
-fi
+pack
+if [ "$WHAT" != apps ]; then run timeout 200 $T --out="$D" --batch="$BATCH" micro; pack; fi
+if [ "$WHAT" != micro ]; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
-M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max
-NCMD=ncu_set; [ "$WHAT" = micro ] || NCMD="apps --ncu=1"
-run timeout 120 ncu --clock-control none --kernel-name "$KEEP" --launch-count 80 --metrics $M --csv \
-  --log-file "$D/ncu.csv" $T --out=/tmp --batch=ncu $NCMD > "$D/ncu.err" 2>&1
-tail -c 600 "$D/ncu.err"; head -c 300 "$D/ncu.csv"; echo; wc -l "$D/ncu.csv"
+pack
+if [ "$WHAT" != micro ]; then
+  run timeout 60 compute-sanitizer --tool memcheck --print-limit 20 $T --out=/tmp apps_quick > "$D/memcheck.txt" 2>&1
+  tail -5 "$D/memcheck.txt"
+fi
+[ "$WHAT" != apps ] && ncu_run ncu.csv "$MICRO" ncu_set
+[ "$WHAT" != micro ] && ncu_run ncu_apps.csv "$APPS" apps --ncu=1
 pack
 python3 validation/cuda/summarize.py "$D"

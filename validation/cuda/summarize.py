@@ -51,9 +51,18 @@ def main(d):
     for r in rows(d, "canary"):
         p = r["params"].split(";")[0]
         out.append((f"canary {r['pass']} {r['kernel']} {p}", f"{f(r['median_us']):.1f} us sm {r['sm_mhz_after']} MHz {r['check']}"))
-    for r in rows(d, "apps"):
-        out.append((f"app {r['kernel']} {r.get('variant','')} {r.get('shape','')}",
-                    f"{f(r['median_us']):.1f} us {r.get('rate','')} {r.get('check','')}"))
+    gm = rows(d, "gemm_tiled")
+    for r in gm:
+        if r["variant"] == "square" or (r["variant"] == "n_sweep" and r["N"] in ("128", "1024", "4096", "8192")):
+            out.append((f"gemm {r['M']}x{r['N']}x{r['K']} vec{r['vec']}",
+                        f"{f(r['median_us']):.1f} us {f(r['tflops']):.1f} TFLOP/s err {f(r['rel_err']):.1e} {r['check']}"))
+    al = [r for r in gm if r["variant"] == "square_align"]
+    if al:
+        out.append(("gemm 1024..1100 TFLOP/s", f"min {min(f(r['tflops']) for r in al):.0f} max {max(f(r['tflops']) for r in al):.0f}"))
+    for name, key in (("elementwise", "tbps"), ("softmax", "tbps"), ("attention", "tflops")):
+        for r in rows(d, name):
+            shape = r.get("T", r.get("n", ""))
+            out.append((f"{name} {r['variant']} {shape}", f"{f(r['median_us']):.1f} us {f(r[key]):.2f} {key} {r['check']}"))
     fails = 0
     for name in os.listdir(d):
         if name.endswith(".csv") and name not in ("manifest.csv", "clocks.csv", "ncu.csv", "nvidia_smi.csv"):
