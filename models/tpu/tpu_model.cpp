@@ -1,0 +1,285 @@
+#include "models/tpu/tpu_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "sim/simulation.hpp"
+
+namespace gtsim::tpu {
+
+namespace {
+
+enum EventKind : uint32_t { kIssue = 0, kDmaDone = 1, kMxuDone = 2, kVpuDone = 3 };
+
+// The chip's HBM: a bandwidth server with a fixed latency; transfers round up to bursts.
+// (The memory side's `bandwidth_server` HBM variant, with the same keys.)
+struct Hbm {
+  BandwidthServer server;
+  Tick latency = 0;
+  uint32_t burst = 32;
+  Counter* read = nullptr;
+  Counter* write = nullptr;
+  Tick transfer(Tick start, uint64_t bytes, bool is_write) {
+    uint64_t b = (bytes + burst - 1) / burst * burst;
+    (is_write ? *write : *read) += b;
+    return server.reserve(start, b) + latency;
+  }
+};
+
+struct MxuState {
+  Tick load_start = 0, load_end = 0;   // latest weight push into the staging buffer
+  Tick stream_start = 0, stream_end = 0;
+  Tick drain_end = 0;                  // results of the last fold out of the array
+  Tick busy_until = 0;
+  uint64_t busy = 0;
+  uint32_t k = 0, n = 0;               // shape of the loaded weight tile
+};
+
+class TensorCore : public Component {
+ public:
+  TensorCore(Simulation& sim, StatGroup& parent, const std::string& name, const TpuConfig& cfg, Hbm& hbm,
+             const ClockDomain& clk, const CoreProgram& prog)
+      : Component(sim, parent, name, "tpu"), cfg_(cfg), hbm_(hbm), clk_(clk), prog_(prog),
+        vmem_(cfg.vmem_bandwidth_gbps), mxu_(cfg.mxu.count), dma_free_(cfg.dma_engines, 0),
+        sems_(prog.semaphores, 0),
+        useful_macs_(stats().counter("mxu_useful_macs", "multiply-adds of the op (no padding)", "MAC")),
+        array_macs_(stats().counter("mxu_array_macs", "rows streamed x array size", "MAC")),
+        folds_(stats().counter("mxu_folds", "weight tiles streamed", "fold")),
+        vregs_(stats().counter("vpu_vregs", "(8,128) vreg operations (padding included)", "vreg")),
+        velems_(stats().counter("vpu_elements", "useful elements processed", "element")),
+        dma_useful_(stats().counter("dma_useful_bytes", "DMA bytes without tile padding", "B")),
+        steps_(stats().counter("steps_issued", "core program steps issued", "step")) {}
+
+  void start() { sim().schedule(0, this, kIssue); }
+  uint64_t mxu_busy_total() const {
+    uint64_t s = 0;
+    for (const auto& m : mxu_) s += m.busy;
+    return s;
+  }
+  uint64_t mxu_busy_max() const {
+    uint64_t s = 0;
+    for (const auto& m : mxu_) s = std::max(s, m.busy);
+    return s;
+  }
+  uint64_t vpu_busy() const { return vpu_busy_; }
+
+  void handle_event(Tick now, uint32_t kind, uint64_t arg) override {
+    sim().note_progress();
+    switch (kind) {
+      case kIssue: issue(now); break;
+      case kDmaDone:
+        ++sems_[arg];
+        if (waiting_sem_ == int64_t(arg)) { waiting_sem_ = -1; issue(now); }
+        break;
+      default:
+        --outstanding_;
+        if (waiting_sync_ && outstanding_ == 0) { waiting_sync_ = false; issue(now); }
+        break;
+    }
+  }
+
+ private:
+  Tick cyc(double c) const { return clk_.ticks(c); }
+
+  // Issues steps in order from `now` until the program blocks or ends.
+  void issue(Tick now) {
+    Tick t = now;
+    while (pc_ < prog_.steps.size()) {
+      const Step& s = prog_.steps[pc_];
+      if (s.kind == StepKind::kWait) {
+        if (sems_[s.unit] == 0) { waiting_sem_ = s.unit; return; }
+        --sems_[s.unit];
+      } else if (s.kind == StepKind::kSync) {
+        if (outstanding_ > 0) { waiting_sync_ = true; return; }
+      } else if (s.kind == StepKind::kLoop) {
+        loops_.push_back({pc_ + 1, s.count});
+      } else if (s.kind == StepKind::kEndLoop) {
+        if (--loops_.back().second > 0) { pc_ = loops_.back().first; t += cyc(cfg_.scalar_issue_cycles); continue; }
+        loops_.pop_back();
+      } else {
+        execute(s, t);
+      }
+      ++pc_;
+      ++steps_;
+      t += cyc(cfg_.scalar_issue_cycles);
+    }
+  }
+
+  void execute(const Step& s, Tick t) {
+    switch (s.kind) {
+      case StepKind::kDmaIn:
+      case StepKind::kDmaOut: dma(s, t); break;
+      case StepKind::kLoadWeights: load_weights(s, t); break;
+      case StepKind::kMatmul: matmul(s, t); break;
+      case StepKind::kVector: vector(s, t); break;
+      default: break;
+    }
+  }
+
+  void dma(const Step& s, Tick t) {
+    const VmemBuffer& b = prog_.buffers[s.buffer];
+    auto e = std::min_element(dma_free_.begin(), dma_free_.end());
+    Tick start = std::max(t + cyc(cfg_.dma_issue_cycles), *e);
+    Tick done = hbm_.transfer(start, padded_bytes(s.rows, s.cols, b.elt_bytes), s.kind == StepKind::kDmaOut);
+    dma_useful_ += uint64_t(s.rows) * s.cols * b.elt_bytes;
+    *e = done;
+    sim().schedule(done, this, kDmaDone, s.unit);
+  }
+
+  // Textbook: the push waits for the previous fold to drain (folds back to back, SCALE-Sim).
+  // TPU-like: the push overlaps the previous fold's stream (one staging buffer of weights).
+  void load_weights(const Step& s, Tick t) {
+    MxuState& m = mxu_[s.unit];
+    Tick ready = cfg_.mxu.timing == MxuTiming::kTextbook ? m.drain_end : std::max(m.load_end, m.stream_start);
+    m.load_start = clk_.next_edge(std::max(t, ready));
+    m.load_end = m.load_start + cyc(cfg_.mxu.rows);
+    m.k = s.rows, m.n = s.cols;
+  }
+
+  void matmul(const Step& s, Tick t) {
+    MxuState& m = mxu_[s.unit];
+    uint32_t rpc = cfg_.mxu.rows_per_cycle;
+    double stream = double((s.rows + rpc - 1) / rpc) * s.passes;
+    m.stream_start = std::max({t, m.load_end, m.stream_end});
+    m.stream_end = m.stream_start + cyc(stream);
+    m.drain_end = m.stream_end + cyc(cfg_.mxu.rows + cfg_.mxu.cols - 2);
+    Tick from = std::max(m.load_start, m.busy_until);
+    m.busy += m.drain_end - from;
+    m.busy_until = m.drain_end;
+    useful_macs_ += uint64_t(s.rows) * m.k * m.n;
+    array_macs_ += uint64_t(s.rows) * cfg_.mxu.rows * cfg_.mxu.cols;
+    ++folds_;
+    ++outstanding_;
+    sim().schedule(m.drain_end, this, kMxuDone, s.unit);
+  }
+
+  // One (8,128) vreg per ALU op; transcendentals on the EUP; reductions on the cross-lane unit.
+  void vector(const Step& s, Tick t) {
+    const auto& v = cfg_.vpu;
+    uint64_t vregs = uint64_t((s.rows + v.sublanes - 1) / v.sublanes) * ((s.cols + v.lanes - 1) / v.lanes);
+    double per = std::max(double(s.alu_ops) / v.alu_ops_per_cycle, double(s.transcendentals) * v.transcendental_cycles);
+    double cycles = double(vregs) * (std::max(per, 1.0) + (s.reduce ? v.reduce_cycles_per_tile : 0.0));
+    Tick start = std::max(t, vpu_free_);
+    uint64_t bytes = 2ull * s.rows * s.cols * prog_.buffers[s.buffer].elt_bytes;  // load + store
+    Tick end = std::max(start + cyc(cycles), vmem_.reserve(start, bytes));
+    vpu_busy_ += end - start;
+    vpu_free_ = end;
+    vregs_ += vregs;
+    velems_ += uint64_t(s.rows) * s.cols;
+    ++outstanding_;
+    sim().schedule(end, this, kVpuDone, 0);
+  }
+
+  const TpuConfig& cfg_;
+  Hbm& hbm_;
+  const ClockDomain& clk_;
+  const CoreProgram& prog_;
+  BandwidthServer vmem_;
+  std::vector<MxuState> mxu_;
+  std::vector<Tick> dma_free_;
+  std::vector<uint32_t> sems_;
+  std::vector<std::pair<size_t, uint32_t>> loops_;
+  size_t pc_ = 0;
+  int64_t waiting_sem_ = -1;
+  bool waiting_sync_ = false;
+  uint32_t outstanding_ = 0;
+  Tick vpu_free_ = 0;
+  uint64_t vpu_busy_ = 0;
+  Counter &useful_macs_, &array_macs_, &folds_, &vregs_, &velems_, &dma_useful_, &steps_;
+};
+
+std::string classify(const RunResult& r) {
+  double m = r.mxu_busy_frac, h = r.hbm_busy_frac, v = r.vpu_busy_frac;
+  double top = std::max({m, h, v});
+  if (top < 0.5) return "latency";
+  if (top == h) return "memory (HBM)";
+  if (top == m) return "compute (MXU)";
+  return "vector unit";
+}
+
+void fill_result(RunResult& r, const TpuConfig& cfg, Tick end, const std::vector<std::unique_ptr<TensorCore>>& tcs,
+                 const Hbm& hbm) {
+  ClockDomain clk(cfg.core_mhz);
+  r.device_us = double(end) / double(kTicksPerUs);
+  r.dispatch_us = cfg.dispatch_us;
+  r.time_us = r.device_us + r.dispatch_us;
+  r.cycles = uint64_t(clk.cycles(end) + 0.5);
+  r.hbm_read_bytes = hbm.read->value();
+  r.hbm_write_bytes = hbm.write->value();
+  uint64_t mxu_max = 0;
+  for (const auto& tc : tcs) {
+    r.mxu_busy_cycles += uint64_t(clk.cycles(tc->mxu_busy_total()) + 0.5);
+    r.vpu_busy_cycles += uint64_t(clk.cycles(tc->vpu_busy()) + 0.5);
+    mxu_max = std::max(mxu_max, tc->mxu_busy_max());
+    r.vpu_busy_frac = std::max(r.vpu_busy_frac, end ? double(tc->vpu_busy()) / double(end) : 0.0);
+  }
+  double e = end ? double(end) : 1.0;
+  r.mxu_busy_frac = double(mxu_max) / e;
+  r.hbm_busy_frac = double(hbm.server.busy_ticks()) / e;
+  double capacity = double(cfg.tensorcores) * cfg.mxu.count * cfg.mxu.rows * cfg.mxu.cols * cfg.mxu.rows_per_cycle;
+  r.mxu_utilization = r.cycles ? double(r.mxu_useful_macs) / (capacity * double(r.cycles)) : 0.0;
+  r.mxu_array_fill = r.mxu_array_macs ? double(r.mxu_useful_macs) / double(r.mxu_array_macs) : 0.0;
+  r.achieved_tflops = r.time_us > 0 ? double(r.useful_flops) / (r.time_us * 1e6) : 0.0;
+  r.pct_of_peak = 100.0 * r.achieved_tflops / cfg.stated_peak_bf16_tflops;
+  uint64_t bytes = r.hbm_read_bytes + r.hbm_write_bytes;
+  r.arithmetic_intensity = bytes ? double(r.useful_flops) / double(bytes) : 0.0;
+  r.bound = classify(r);
+}
+
+}  // namespace
+
+RunResult TpuModel::run(const ChipProgram& program) const {
+  auto wall0 = std::chrono::steady_clock::now();
+  if (program.cores.size() > cfg_.tensorcores)
+    throw InputError(SourcePos{"program " + program.name, 0, 0},
+                     std::to_string(program.cores.size()) + " core programs for a chip of " +
+                         std::to_string(cfg_.tensorcores) + " TensorCores");
+  for (const auto& c : program.cores) verify(c, cfg_);
+  Simulation sim;
+  ClockDomain clk(cfg_.core_mhz);
+  StatGroup& chip = sim.stats().child("tpu");
+  Hbm hbm;
+  hbm.server.set_rate(cfg_.hbm.bandwidth_gbps);
+  hbm.latency = Tick(cfg_.hbm.latency_ns * double(kTicksPerNs));
+  hbm.burst = cfg_.hbm.burst_bytes;
+  hbm.read = &chip.child("hbm").counter("read_bytes", "HBM bytes read (bursts)", "B");
+  hbm.write = &chip.child("hbm").counter("write_bytes", "HBM bytes written (bursts)", "B");
+  std::vector<std::unique_ptr<TensorCore>> tcs;
+  for (size_t i = 0; i < program.cores.size(); ++i) {
+    tcs.push_back(std::make_unique<TensorCore>(sim, chip, "tc" + std::to_string(i), cfg_, hbm, clk, program.cores[i]));
+    tcs.back()->start();
+  }
+  Tick end = sim.run();
+  RunResult r;
+  r.name = program.name;
+  r.hw = cfg_.name;
+  r.useful_flops = program.useful_flops;
+  r.min_hbm_bytes = program.min_hbm_bytes;
+  r.mxu_useful_macs = chip.sum_counters("mxu_useful_macs");
+  r.mxu_array_macs = chip.sum_counters("mxu_array_macs");
+  r.vpu_vregs = chip.sum_counters("vpu_vregs");
+  r.vpu_elements = chip.sum_counters("vpu_elements");
+  r.hbm_useful_bytes = chip.sum_counters("dma_useful_bytes");
+  fill_result(r, cfg_, end, tcs, hbm);
+  r.events = sim.events_processed();
+  r.stats = sim.stats().to_json();
+  r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+nlohmann::json RunResult::to_json() const {
+  return {{"name", name}, {"hw", hw}, {"target", "tpu"}, {"time_us", time_us}, {"device_us", device_us},
+          {"dispatch_us", dispatch_us}, {"cycles", cycles}, {"flops", useful_flops},
+          {"min_hbm_bytes", min_hbm_bytes}, {"hbm_read_bytes", hbm_read_bytes}, {"hbm_write_bytes", hbm_write_bytes},
+          {"hbm_useful_bytes", hbm_useful_bytes}, {"mxu_useful_macs", mxu_useful_macs},
+          {"mxu_array_macs", mxu_array_macs}, {"mxu_busy_cycles", mxu_busy_cycles},
+          {"vpu_busy_cycles", vpu_busy_cycles}, {"vpu_vregs", vpu_vregs}, {"vpu_elements", vpu_elements},
+          {"mxu_utilization", mxu_utilization}, {"mxu_array_fill", mxu_array_fill},
+          {"hbm_busy_frac", hbm_busy_frac}, {"mxu_busy_frac", mxu_busy_frac}, {"vpu_busy_frac", vpu_busy_frac},
+          {"achieved_tflops", achieved_tflops}, {"pct_of_peak", pct_of_peak},
+          {"arithmetic_intensity", arithmetic_intensity}, {"bound", bound}, {"events", events},
+          {"sim_wall_seconds", sim_wall_seconds}, {"stats", stats}};
+}
+
+}  // namespace gtsim::tpu
