@@ -1,0 +1,130 @@
+#include "models/analytic/waves.hpp"
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace gtsim::analytic {
+
+void parse_gemm_shape(const std::string& s, WavesRequest& r) {
+  long long m = 0, n = 0, k = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1)
+    throw InputError(SourcePos{"--gemm", 0, 0}, "expected MxNxK with positive integers (e.g. 1792x1792x1792), got '" + s + "'");
+  r.M = m, r.N = n, r.K = k;
+}
+
+namespace {
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+struct Candidate {
+  int64_t M, N, K;
+  std::string why;
+};
+
+// Padded shapes near (M, N, K): aligned to 8 elements (16-byte vectors), whole tiles, and the
+// smallest growth of N (then M) that fills the last wave.
+std::vector<Candidate> candidates(const GemmPlan& p) {
+  std::vector<Candidate> c;
+  if (!p.aligned()) c.push_back({round_up(p.M, 8), round_up(p.N, 8), round_up(p.K, 8), "pad to multiples of 8: 16-byte vector loads"});
+  if (p.tile_efficiency < 1.0)
+    c.push_back({round_up(p.M, p.tile.bm), round_up(p.N, p.tile.bn), round_up(p.K, 8), "pad M, N to whole tiles"});
+  if (p.schedule == GemmSchedule::kDataParallel && p.last_wave_fill < 1.0) {
+    // Fewest tiles that still fit the previous wave count: shrink N to drop the partial wave,
+    // or grow N until the last wave is full.
+    for (int64_t n = round_up(p.N, 8); n <= p.N + 8 * p.tile.bn; n += 8) {
+      int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
+      if (tiles % p.wave_size == 0) { c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "grow N to fill the last wave"}); break; }
+    }
+    int64_t full_waves = p.tiles / p.wave_size;
+    if (full_waves >= 1)
+      for (int64_t n = p.N / 8 * 8; n >= 8; n -= 8) {
+        int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
+        if (tiles <= full_waves * p.wave_size) { c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "trim N to drop the partial wave"}); break; }
+      }
+  }
+  std::vector<Candidate> out;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen{{p.M, p.N, p.K}};
+  for (auto& x : c)
+    if (seen.insert({x.M, x.N, x.K}).second) out.push_back(x);
+  return out;
+}
+
+}  // namespace
+
+WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
+  if (req.dtype != "bf16")
+    throw InputError(SourcePos{"--dtype", 0, 0}, "gtsim waves simulates bf16 tensor-core GEMMs, got '" + req.dtype + "'");
+  GemmSchedule sched = parse_schedule(req.schedule);
+  std::vector<GemmTile> tiles;
+  if (req.tile == "auto") tiles = gemm_tile_menu();
+  else tiles = {parse_tile(req.tile)};
+  GemmPlan best;
+  GemmTiming best_t;
+  nlohmann::json tried = nlohmann::json::array();
+  for (const auto& t : tiles) {
+    GemmPlan p = plan_gemm(hw, req.M, req.N, req.K, t, sched);
+    GemmTiming tm;
+    if (req.simulate) tm = simulate_gemm(hw, p, req.exact);
+    tried.push_back({{"tile", t.str()}, {"time_us", tm.time_us}, {"waves", p.waves}});
+    if (tried.size() == 1 || (req.simulate && tm.time_us < best_t.time_us)) best = p, best_t = tm;
+  }
+  WavesReport r;
+  r.json = best.to_json();
+  r.json["hw"] = hw.find("name") ? hw.at("name").scalar() : "";
+  if (req.simulate) {
+    r.json["time_us"] = best_t.time_us;
+    r.json["tflops"] = best_t.tflops;
+    r.json["sampled"] = best_t.sampled;
+    r.json["simulated_tiles"] = best_t.simulated_tiles;
+    r.json["dram_bytes"] = best_t.dram_bytes;
+  } else {
+    r.json["time_us"] = nullptr;
+  }
+  if (req.tile == "auto") r.json["autotune"] = tried;
+  nlohmann::json sugg = nlohmann::json::array();
+  if (req.suggestions) {
+    for (const auto& c : candidates(best)) {
+      GemmPlan q = plan_gemm(hw, c.M, c.N, c.K, best.tile, sched);
+      nlohmann::json s = {{"gemm", std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K)},
+                          {"why", c.why}, {"tiles", q.tiles}, {"waves", q.waves}, {"last_wave_fill", q.last_wave_fill},
+                          {"tile_efficiency", q.tile_efficiency}, {"vector_bytes", q.vector_bytes}};
+      if (req.simulate) s["time_us"] = simulate_gemm(hw, q, req.exact).time_us;
+      sugg.push_back(s);
+    }
+  }
+  r.json["suggestions"] = sugg;
+  std::ostringstream o;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld bf16, tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
+                (long long)req.K, best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
+  o << buf;
+  std::snprintf(buf, sizeof buf,
+                "  tiles %lld (%lld x %lld)  ctas/SM %u (%s)  wave size %lld  waves %lld  last wave fill %.2f\n",
+                (long long)best.tiles, (long long)best.tiles_m, (long long)best.tiles_n, best.ctas_per_sm,
+                best.occupancy_limiter.c_str(), (long long)best.wave_size, (long long)best.waves, best.last_wave_fill);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  tile efficiency %.3f  vector bytes %d (%s)\n", best.tile_efficiency, best.vector_bytes,
+                best.aligned() ? "aligned" : "misaligned");
+  o << buf;
+  if (req.simulate) {
+    std::snprintf(buf, sizeof buf, "  time %.2f us  %.1f TFLOP/s%s\n", best_t.time_us, best_t.tflops, best_t.sampled ? "  (sampled)" : "");
+    o << buf;
+  }
+  for (const auto& s : sugg) {
+    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB", s["gemm"].get<std::string>().c_str(),
+                  s["why"].get<std::string>().c_str(), (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(),
+                  s["vector_bytes"].get<int>());
+    o << buf;
+    if (s.contains("time_us")) {
+      std::snprintf(buf, sizeof buf, "  %.2f us", s["time_us"].get<double>());
+      o << buf;
+    }
+    o << "\n";
+  }
+  r.text = o.str();
+  return r;
+}
+
+}  // namespace gtsim::analytic

@@ -1,0 +1,34 @@
+// `gtsim waves`: tile / wave / alignment report for one GEMM shape, with its simulated time and
+// nearby padded shapes that remove a partial wave, a partial tile or a misalignment.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/analytic/gemm_plan.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::analytic {
+
+struct WavesRequest {
+  int64_t M = 0, N = 0, K = 0;       // --gemm MxNxK
+  std::string tile = "256x128";      // --tile BMxBN | auto
+  std::string schedule = "data-parallel";  // --schedule data-parallel | persistent | split-k
+  std::string dtype = "bf16";        // --dtype (bf16 only for now)
+  bool simulate = true;              // false: closed forms only (no time_us)
+  bool exact = false;                // --exact: no wave sampling
+  bool suggestions = true;
+};
+// Parses "MxNxK" (InputError otherwise).
+void parse_gemm_shape(const std::string& s, WavesRequest& r);
+
+struct WavesReport {
+  nlohmann::json json;  // keys: tiles, ctas_per_sm, wave_size, waves, last_wave_fill, tile_efficiency,
+                        // vector_bytes, time_us, suggestions[], plus tile, schedule, grid, tflops, sampled
+  std::string text;     // the same as a table for the terminal
+};
+
+WavesReport waves(const ConfigNode& hw, const WavesRequest& req);
+
+}  // namespace gtsim::analytic
