@@ -59,9 +59,13 @@ uint64_t matmul_vmem(uint64_t bm, uint64_t bk, uint64_t bn, uint32_t e) {
 
 MatmulTiling choose_tiling(const OpDesc& op, const TpuConfig& cfg, MatmulTiling want) {
   uint64_t tr = tile_rows(op.elt_bytes);
-  uint64_t bm = want.bm ? want.bm : std::min<uint64_t>(round_up(op.m, tr), 512);
   uint64_t bn = want.bn ? want.bn : std::min<uint64_t>(op.n, 1024);
   uint64_t bk = want.bk ? want.bk : op.k;
+  // Rows per block: at least 512, more when a block has few folds per MXU, so that every MXU
+  // streams >= 8192 rows per grid step (each step pays one fill and drain).
+  uint64_t folds = cdiv(std::min<uint64_t>(bk, 1024), cfg.mxu.rows) * cdiv(bn, cfg.mxu.cols);
+  uint64_t per_mxu = std::max<uint64_t>(1, folds / cfg.mxu.count);
+  uint64_t bm = want.bm ? want.bm : std::min(round_up(op.m, tr), std::max<uint64_t>(512, round_up(8192 / per_mxu, tr)));
   uint64_t budget = cfg.vmem_bytes() / 2;  // leave room, as compilers cap scoped VMEM
   if (!want.bk)
     while (bk > 1024 && matmul_vmem(bm, bk, bn, op.elt_bytes) > budget) bk = round_up(cdiv(bk, 2), 128);
@@ -144,12 +148,14 @@ CoreProgram matmul_core(const OpDesc& op, const TpuConfig& cfg, const MatmulTili
     if (a_new(s)) p.push(Step::wait(sa));
     if (b_new(s)) p.push(Step::wait(sb));
     uint64_t mb = ext(g.i, t.bm, op.m), nb = ext(g.j, t.bn, op.n);
+    bool last = g.k + 1 == nk;
+    if (last && outs >= 2) p.push(Step::wait(so));  // the output slot of two blocks ago is free
     emit_folds(p, cfg, A, mb, ext(g.k, t.bk, op.k), nb, passes);
+    // The vector unit pops the MXU results and accumulates them into the f32 accumulator (cast to
+    // the output dtype on the last k step), while the MXUs stream: issued without a sync between.
+    p.push(Step::vector(last ? O : ACC, u32(mb), u32(nb), 1, 0));
     p.push(Step::sync());
-    if (g.k + 1 == nk) {
-      if (outs >= 2) p.push(Step::wait(so));
-      p.push(Step::vector(ACC, u32(mb), u32(nb), 1, 0));  // f32 accumulator -> output dtype
-      p.push(Step::sync());
+    if (last) {
       p.push(Step::dma_out(O, so, u32(mb), u32(nb)));
       ++outs;
     }
