@@ -38,17 +38,6 @@ VpuConfig read_vpu(const ConfigNode& n) {
   return v;
 }
 
-HbmConfig read_hbm(const ConfigNode& n) {
-  HbmConfig h;
-  // The memory side's HBM variants; the TPU runs on the bandwidth server (see docs/tpu.md).
-  h.impl = n.impl({"bandwidth_server"}, "bandwidth_server");
-  h.capacity_gb = n.param<double>("capacity_gb").positive().get();
-  h.bandwidth_gbps = n.param<double>("bandwidth_gbps").positive().get();
-  h.burst_bytes = n.param<uint32_t>("burst_bytes").range(1, 4096).get();
-  h.latency_ns = n.param<double>("latency_ns").min(0).get();
-  return h;
-}
-
 void check_peak(const TpuConfig& c, const ConfigNode& root) {
   if (c.stated_peak_bf16_tflops <= 0) return;
   double derived = c.derived_peak_flops() / 1e12;
@@ -87,7 +76,7 @@ TpuConfig TpuConfig::from_node(const ConfigNode& root) {
   const ConfigNode& dma = root.at("dma");
   c.dma_engines = dma.param<uint32_t>("engines").range(1, 64).get();
   c.dma_issue_cycles = dma.param<uint32_t>("issue_cycles").range(0, 100000).get();
-  c.hbm = read_hbm(root.at("hbm"));
+  c.hbm = mem::HbmSpecs::parse(root.at("hbm"));  // the memory side's parser and registry
   check_peak(c, root);
   root.require_all_used();
   return c;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/mem/mem_specs.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::tpu {
@@ -31,13 +32,9 @@ struct VpuConfig {
   double reduce_cycles_per_tile = 8; // cross-lane (XLU) reduction of one vreg to a column
 };
 
-struct HbmConfig {
-  std::string impl = "bandwidth_server";
-  double capacity_gb = 16;       // decimal GB (1e9 bytes)
-  double bandwidth_gbps = 819;   // GB/s = bytes/ns
-  uint32_t burst_bytes = 32;
-  double latency_ns = 500;
-};
+// The memory side's HBM description (models/mem): the same `hbm:` keys as the GPU configs
+// (impl: bandwidth_server | banked, capacity_gb, bandwidth_gbps, burst_bytes, latency_ns).
+using HbmConfig = mem::HbmSpecs;
 
 struct TpuConfig {
   std::string name;

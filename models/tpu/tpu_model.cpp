@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "models/mem/hbm.hpp"
 #include "sim/simulation.hpp"
 
 namespace gtsim::tpu {
@@ -12,18 +13,27 @@ namespace {
 
 enum EventKind : uint32_t { kIssue = 0, kDmaDone = 1, kMxuDone = 2, kVpuDone = 3 };
 
-// The chip's HBM: a bandwidth server with a fixed latency; transfers round up to bursts.
-// (The memory side's `bandwidth_server` HBM variant, with the same keys.)
+// The chip's HBM: the memory side's model (models/mem, `hbm.impl`), shared by the TensorCores.
+// A DMA is one access on the bandwidth server; on the banked variant it is split into
+// interleave-sized accesses at consecutive addresses so that it spreads over the channels.
 struct Hbm {
-  BandwidthServer server;
-  Tick latency = 0;
+  std::unique_ptr<mem::HbmModel> model;
   uint32_t burst = 32;
-  Counter* read = nullptr;
-  Counter* write = nullptr;
+  uint64_t chunk = 0;      // 0: one access per DMA
+  uint64_t next_addr = 0;  // DMAs take consecutive address ranges
   Tick transfer(Tick start, uint64_t bytes, bool is_write) {
     uint64_t b = (bytes + burst - 1) / burst * burst;
-    (is_write ? *write : *read) += b;
-    return server.reserve(start, b) + latency;
+    uint64_t step = chunk ? chunk : b;
+    Tick done = start;
+    for (uint64_t off = 0; off < b; off += step) {
+      uint32_t n = uint32_t(std::min(step, b - off));
+      done = std::max(done, model->access(start, next_addr + off, n, is_write));
+    }
+    next_addr += b;
+    return done;
+  }
+  Tick busy_ticks() const {
+    return Tick(double(model->read_bytes() + model->write_bytes()) / model->peak_bytes_per_ns() * double(kTicksPerNs));
   }
 };
 
@@ -205,8 +215,8 @@ void fill_result(RunResult& r, const TpuConfig& cfg, Tick end, const std::vector
   r.dispatch_us = cfg.dispatch_us;
   r.time_us = r.device_us + r.dispatch_us;
   r.cycles = uint64_t(clk.cycles(end) + 0.5);
-  r.hbm_read_bytes = hbm.read->value();
-  r.hbm_write_bytes = hbm.write->value();
+  r.hbm_read_bytes = hbm.model->read_bytes();
+  r.hbm_write_bytes = hbm.model->write_bytes();
   uint64_t mxu_max = 0;
   for (const auto& tc : tcs) {
     r.mxu_busy_cycles += uint64_t(clk.cycles(tc->mxu_busy_total()) + 0.5);
@@ -216,7 +226,7 @@ void fill_result(RunResult& r, const TpuConfig& cfg, Tick end, const std::vector
   }
   double e = end ? double(end) : 1.0;
   r.mxu_busy_frac = double(mxu_max) / e;
-  r.hbm_busy_frac = double(hbm.server.busy_ticks()) / e;
+  r.hbm_busy_frac = double(hbm.busy_ticks()) / e;
   double capacity = double(cfg.tensorcores) * cfg.mxu.count * cfg.mxu.rows * cfg.mxu.cols * cfg.mxu.rows_per_cycle;
   r.mxu_utilization = r.cycles ? double(r.mxu_useful_macs) / (capacity * double(r.cycles)) : 0.0;
   r.mxu_array_fill = r.mxu_array_macs ? double(r.mxu_useful_macs) / double(r.mxu_array_macs) : 0.0;
@@ -240,11 +250,9 @@ RunResult TpuModel::run(const ChipProgram& program) const {
   ClockDomain clk(cfg_.core_mhz);
   StatGroup& chip = sim.stats().child("tpu");
   Hbm hbm;
-  hbm.server.set_rate(cfg_.hbm.bandwidth_gbps);
-  hbm.latency = Tick(cfg_.hbm.latency_ns * double(kTicksPerNs));
+  hbm.model = mem::make_hbm_model(cfg_.hbm, chip.child("hbm"));
   hbm.burst = cfg_.hbm.burst_bytes;
-  hbm.read = &chip.child("hbm").counter("read_bytes", "HBM bytes read (bursts)", "B");
-  hbm.write = &chip.child("hbm").counter("write_bytes", "HBM bytes written (bursts)", "B");
+  if (cfg_.hbm.impl == "banked") hbm.chunk = cfg_.hbm.banked.interleave_bytes;
   std::vector<std::unique_ptr<TensorCore>> tcs;
   for (size_t i = 0; i < program.cores.size(); ++i) {
     tcs.push_back(std::make_unique<TensorCore>(sim, chip, "tc" + std::to_string(i), cfg_, hbm, clk, program.cores[i]));

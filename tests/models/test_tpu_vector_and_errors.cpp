@@ -58,7 +58,7 @@ TEST(TpuErrors, WorkloadLargerThanHbmIsRefusedWithSizes) {
 
 CoreProgram tiny() {
   CoreProgram p;
-  p.name = "t";
+  p.name = std::string(1, 't');  // (a literal assign trips a GCC 12 -Wrestrict false positive)
   p.add_buffer("x", 128, 128, 2);
   p.add_semaphore();
   return p;
@@ -131,7 +131,7 @@ TEST(TpuErrors, UnknownTimingAndImplListTheRegisteredOnes) {
     TpuConfig::load(cfg_path("tpu-v5e.yaml"), {"hbm.impl=dram3d"});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("registered: bandwidth_server"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("registered: bandwidth_server, banked"), std::string::npos) << e.what();
   }
 }
 
