@@ -1,0 +1,107 @@
+// The workload graph: reader, DAG check, fusion and recompute passes (byte counts from the graph).
+#include <gtest/gtest.h>
+
+#include "kernels_ir/graph/passes.hpp"
+#include "models/analytic/gemm_plan.hpp"
+#include "sim/config.hpp"
+
+using namespace gtsim;
+using namespace gtsim::wl;
+
+namespace {
+std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+Workload passed(Workload w, bool fusion, bool recompute) {
+  PassOptions o;
+  o.fusion = fusion;
+  o.recompute = recompute;
+  run_passes(w, o);
+  return w;
+}
+}  // namespace
+
+TEST(WorkloadGraph, ExpressionExpandsToOneNodePerOperator) {
+  auto w = Workload::load_file(src("kernels_ir/workloads/fusion_sincos.yaml"));
+  EXPECT_EQ(w.op_count(), 5u);  // sin, cos, pow, pow, add
+}
+
+TEST(WorkloadGraph, FusionCutsSinCosTrafficFromElevenTensorPassesToTwo) {
+  auto w = Workload::load_file(src("kernels_ir/workloads/fusion_sincos.yaml"));
+  const uint64_t tensor = w.tensor("x")->bytes();
+  EXPECT_EQ(w.total_min_bytes(), 11 * tensor);
+  auto f = passed(w, true, true);
+  EXPECT_EQ(f.op_count(), 1u);
+  EXPECT_EQ(f.total_min_bytes(), 2 * tensor);
+}
+
+TEST(WorkloadGraph, RecomputeSigmoidChainCostsFiveAccessesStoredEight) {
+  auto w = Workload::load_file(src("kernels_ir/workloads/recompute_sigmoid.yaml"));
+  const uint64_t tensor = w.tensor("x")->bytes();
+  EXPECT_EQ(passed(w, true, false).total_min_bytes(), 8 * tensor);
+  EXPECT_EQ(passed(w, true, true).total_min_bytes(), 5 * tensor);
+}
+
+TEST(WorkloadGraph, CycleIsAnInputErrorWithPosition) {
+  const char* y = R"(
+name: cyc
+tensors:
+  x: {dtype: f32, shape: [16]}
+ops:
+  - {name: a, op: elementwise, expr: "x + c", out: b}
+  - {name: c, op: elementwise, expr: "b * 2", out: c}
+)";
+  try {
+    Workload::load_string(y, "cyc.yaml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cyc.yaml:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkloadGraph, NaiveAttentionMovesTwentyTimesFlashBytesAndGrowsWithT) {
+  double prev = 0;
+  for (int64_t T : {2048, 4096}) {
+    auto naive = Workload::load_file(src("kernels_ir/workloads/attention_naive.yaml"), {{"T", T}});
+    auto flash = Workload::load_file(src("kernels_ir/workloads/attention_flash.yaml"), {{"T", T}});
+    double ratio = double(naive.total_min_bytes()) / double(flash.total_min_bytes());
+    EXPECT_GE(ratio, T == 4096 ? 20.0 : 10.0) << "T=" << T;
+    EXPECT_GT(ratio, prev);
+    prev = ratio;
+  }
+}
+
+TEST(WorkloadGraph, OpsInOrderExposeShapesForOtherTargets) {
+  auto w = Workload::load_file(src("kernels_ir/workloads/transformer_block.yaml"));
+  auto ops = w.ops_in_order();
+  ASSERT_FALSE(ops.empty());
+  EXPECT_EQ(ops.front()->kind, OpKind::kMatmul);
+  for (const Op* op : ops) {
+    EXPECT_GT(op->flops(), 0u) << op->name;
+    EXPECT_GT(op->min_bytes(), 0u) << op->name;
+  }
+}
+
+TEST(GemmWaves, A100Tile256x128GivesNinetyEightTilesInOneWaveAt1792) {
+  auto hw = ConfigNode::load_file(src("hw_configs/a100-40gb.yaml"));
+  auto t = analytic::parse_tile("256x128");
+  auto p = analytic::plan_gemm(*hw, 1792, 1792, 1792, t, analytic::GemmSchedule::kDataParallel);
+  EXPECT_EQ(p.tiles, 98);
+  EXPECT_EQ(p.ctas_per_sm, 1u);
+  EXPECT_EQ(p.waves, 1);
+  EXPECT_TRUE(p.aligned());
+  auto q = analytic::plan_gemm(*hw, 1793, 1793, 1793, t, analytic::GemmSchedule::kDataParallel);
+  EXPECT_EQ(q.tiles, 120);
+  EXPECT_EQ(q.waves, 2);
+  EXPECT_FALSE(q.aligned());
+  auto r = analytic::plan_gemm(*hw, 1800, 1800, 1800, t, analytic::GemmSchedule::kDataParallel);
+  EXPECT_EQ(r.tiles, 120);
+  EXPECT_EQ(r.waves, 2);
+  EXPECT_TRUE(r.aligned());
+}
+
+TEST(GemmWaves, PersistentScheduleQuantizesAsTilesPerCta) {
+  auto hw = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
+  auto t = analytic::parse_tile("128x128");
+  auto p = analytic::plan_gemm(*hw, 2304, 4096, 4096, t, analytic::GemmSchedule::kPersistent);
+  EXPECT_EQ(p.grid, p.wave_size);
+  EXPECT_EQ(p.tiles_per_cta_max, (p.tiles + p.grid - 1) / p.grid);
+}
