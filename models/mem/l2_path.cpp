@@ -43,9 +43,9 @@ void MemorySystemImpl::l2_arrive(uint32_t r, Tick now) {
   Tick start = std::max(now, s.server.next_free());
   c_.l2_slice_queue_ns.sample(double(start - now) / double(kTicksPerNs));
   Tick t = s.server.reserve(now, bytes);
-  if (q.kind == ReqKind::kStore) {
+  if (q.kind == ReqKind::kStore) {  // accepted by L2: acknowledged without an event of its own
     Tick ack = std::max(t, l2_write(r, t));
-    sim().schedule(ack, this, kSmArrive, r);  // the store is accepted: its acknowledgement
+    complete(r, ack);
     return;
   }
   l2_read(r, t);
@@ -55,12 +55,11 @@ TagLine* MemorySystemImpl::l2_allocate(L2Slice& s, uint64_t set, uint64_t line, 
   TagLine* v = s.tags.victim(set);
   if (v->present() && v->dirty) {  // write back the dirty sectors (in bursts)
     uint32_t wb = burst_mask(v->dirty);
-    hbm_->access(t, v->line * specs_.l2.line_bytes, uint32_t(std::popcount(wb)) << sector_shift_, true);
-    writeback_done = t;
+    writeback_done =
+        hbm_->access(t, v->line * specs_.l2.line_bytes, uint32_t(std::popcount(wb)) << sector_shift_, true);
     ++c_.l2_evictions_dirty;
   }
-  *v = TagLine{};
-  v->line = line;
+  s.tags.assign(v, line);
   return v;
 }
 

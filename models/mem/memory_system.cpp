@@ -54,7 +54,7 @@ void MemorySystemImpl::configure_l1(uint32_t bytes) {
     assoc = uint32_t(lines);
   }
   for (SmPort& p : ports_) {
-    p.l1.configure(sets, assoc);
+    p.l1.configure(sets, assoc, true);
     p.free_mshrs.clear();
     for (uint32_t m = uint32_t(p.mshrs.size()); m-- > 0;) {
       p.mshrs[m] = L1Mshr{};
@@ -96,7 +96,7 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
   } else {
     free_inst_ = insts_[slot].next_free;
   }
-  insts_[slot] = InstSlot{responder, token, uint32_t(lines.size()), kNil};
+  insts_[slot] = InstSlot{responder, token, uint32_t(lines.size()), kNil, now};
   IssueInfo info{uint32_t(lines.size()), coalescer_.sectors()};
   if (lines.empty()) {
     sim().schedule(now, this, kInstDone, slot);
@@ -123,10 +123,13 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
     q.sm = uint16_t(sm);
     q.kind = kind;
     // The L1 tag pipe takes one request per cycle (or its data at bytes_per_cycle, if slower).
+    // The lookup is resolved here, in issue order; its timing is carried by `not_before` and the
+    // crossbar reservation, so an L1 hit costs no event of its own.
     Tick start = std::max(now, p.tag_free);
     uint32_t bytes = uint32_t(std::popcount(lr.sector_mask)) << sector_shift_;
     p.tag_free = start + std::max(tag_cost_, clock_.ticks(double(bytes) * tag_cycles_per_byte_));
-    sim().schedule(kind == ReqKind::kStore ? start : start + l1_lat_, this, kL1Lookup, r);
+    q.not_before = kind == ReqKind::kStore ? start : start + l1_lat_;
+    l1_lookup(r, q.not_before);
   }
   return info;
 }
@@ -134,34 +137,36 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
 void MemorySystemImpl::handle_event(Tick now, uint32_t kind, uint64_t arg) {
   uint32_t r = uint32_t(arg);
   switch (kind) {
-    case kL1Lookup: l1_lookup(r, now); break;
     case kL2Arrive: l2_arrive(r, now); break;
     case kHbmDone: respond(r, now); break;
     case kSmArrive:
       if (reqs_[r].mshr != kNil) l1_fill(r, now);
       else complete(r, now);
       break;
-    case kInstDone: finish_inst(r, now); break;
+    case kInstDone: finish_inst(r, now); break;  // an instruction with no active lane
     default: break;
   }
 }
 
-void MemorySystemImpl::finish_inst(uint32_t slot, Tick now) {
+void MemorySystemImpl::finish_inst(uint32_t slot, Tick when) {
   MemResponder* resp = insts_[slot].responder;
   uint64_t token = insts_[slot].token;
   insts_[slot].next_free = free_inst_;
   free_inst_ = slot;
   sim().note_progress();
-  if (resp) resp->on_mem_complete(token, now);  // may re-enter issue(): state is consistent here
+  if (resp) resp->on_mem_complete(token, std::max(when, sim().now()));  // may re-enter issue()
 }
 
-void MemorySystemImpl::complete(uint32_t r, Tick now) {
+void MemorySystemImpl::complete(uint32_t r, Tick t) {
   uint32_t slot = reqs_[r].inst;
+  Tick done = std::max(t, reqs_[r].not_before);
   free_req(r);
-  if (--insts_[slot].remaining == 0) finish_inst(slot, now);
+  InstSlot& in = insts_[slot];
+  in.when = std::max(in.when, done);
+  if (--in.remaining == 0) finish_inst(slot, in.when);
 }
 
-void MemorySystemImpl::l1_lookup(uint32_t r, Tick now) {
+void MemorySystemImpl::l1_lookup(uint32_t r, Tick now) {  // now: the lookup's tick (may be ahead)
   MemRequest& q = reqs_[r];
   SmPort& p = ports_[q.sm];
   switch (q.kind) {
@@ -213,8 +218,7 @@ void MemorySystemImpl::l1_load(uint32_t r, Tick now) {
       send_up(r, now, specs_.noc.header_bytes);
       return;
     }
-    *l = TagLine{};
-    l->line = q.line;
+    p.l1.assign(l, q.line);
   }
   p.l1.touch(l);
   uint32_t m;
@@ -265,7 +269,7 @@ void MemorySystemImpl::drain_blocked(SmPort& p, Tick now) {
     uint32_t b = p.blocked_head;
     p.blocked_head = reqs_[b].next;
     if (p.blocked_head == kNil) p.blocked_tail = kNil;
-    l1_load(b, now);
+    l1_load(b, std::max(now, reqs_[b].not_before));
   }
 }
 

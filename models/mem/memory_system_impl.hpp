@@ -33,6 +33,7 @@ struct MemRequest {
   uint32_t fetch = 0;       // sectors this request carries to / from L2
   uint32_t mshr = kNil;     // L1 MSHR whose fill this request carries
   uint32_t slice = 0;
+  Tick not_before = 0;      // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
   ReqKind kind = ReqKind::kLoad;
 };
@@ -42,6 +43,7 @@ struct InstSlot {
   uint64_t token = 0;
   uint32_t remaining = 0;
   uint32_t next_free = kNil;
+  Tick when = 0;            // latest completion of its requests so far
 };
 
 struct L1Mshr {
@@ -97,14 +99,16 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   uint32_t requests_in_flight() const { return uint32_t(reqs_.size() - free_reqs_.size()); }
 
  private:
-  enum EventKind : uint32_t { kL1Lookup, kL2Arrive, kHbmDone, kSmArrive, kInstDone };
+  enum EventKind : uint32_t { kL2Arrive, kHbmDone, kSmArrive, kInstDone };
 
   uint32_t alloc_req();
   void free_req(uint32_t r) { free_reqs_.push_back(r); }
-  void complete(uint32_t r, Tick now);
-  void finish_inst(uint32_t inst, Tick now);
+  // Completes request r at max(t, its not_before); the instruction completes with its last one
+  // (the responder is called then, with a `when` that may lie ahead of now: it schedules).
+  void complete(uint32_t r, Tick t);
+  void finish_inst(uint32_t inst, Tick when);
   // L1 side (memory_system.cpp)
-  void l1_lookup(uint32_t r, Tick now);
+  void l1_lookup(uint32_t r, Tick t);
   void l1_load(uint32_t r, Tick now);
   void l1_fill(uint32_t r, Tick now);
   void drain_blocked(SmPort& p, Tick now);

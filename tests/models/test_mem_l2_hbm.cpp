@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "models/mem/hbm.hpp"
+#include "models/mem/memory_system_impl.hpp"
+#include "tests/models/mem_test_util.hpp"
+
+namespace gtsim::mem {
+namespace {
+
+using ir::OpClass;
+using testing::MemFixture;
+using testing::warp_access;
+
+// Writes (or reads) `bytes` starting at `base` with fully coalesced warp accesses, one line each,
+// spread over the SMs, all issued at once.
+void stream(MemFixture& f, OpClass op, uint64_t base, uint64_t bytes, uint32_t sms, bool cg = true) {
+  uint32_t sm = 0;
+  for (uint64_t a = base; a < base + bytes; a += 128) {
+    auto d = warp_access(op, a, 4, 4);
+    d.cache_global = !cg;
+    f.mem->issue(sm, d, f.sim.now(), &f.rec, a);
+    sm = (sm + 1) % sms;
+  }
+  f.sim.run();
+}
+
+TEST(L2Cache, TensorSmallerThanL2StaysDirtyWithoutDramWrites) {
+  MemFixture f;  // 1 MiB L2
+  f.mem->begin_kernel(0);
+  stream(f, OpClass::kStGlobal, 0, 256 * 1024, 2);
+  f.mem->end_kernel();
+  auto t = f.mem->totals();
+  EXPECT_EQ(t.dram_write_bytes, 0u);
+  EXPECT_EQ(t.dram_read_bytes, 0u);  // whole sectors written: no read for ownership
+}
+
+TEST(L2Cache, TensorSeveralTimesL2EvictsAboutItsSizeMinusWhatStays) {
+  MemFixture f;
+  f.mem->begin_kernel(0);
+  uint64_t bytes = 4 << 20, l2 = 1 << 20;
+  stream(f, OpClass::kStGlobal, 0, bytes, 2);
+  double wr = double(f.mem->totals().dram_write_bytes);
+  EXPECT_GT(wr, double(bytes - l2) * 0.97);
+  EXPECT_LE(wr, double(bytes - l2 / 2));
+}
+
+TEST(L2Cache, ContentsCarryOverToTheNextKernel) {
+  MemFixture f;
+  f.mem->begin_kernel(64 * 1024);
+  stream(f, OpClass::kStGlobal, 0, 256 * 1024, 2);
+  f.mem->end_kernel();
+  auto before = f.mem->totals();
+  f.mem->begin_kernel(64 * 1024);
+  stream(f, OpClass::kLdGlobal, 0, 256 * 1024, 2, false);
+  f.mem->end_kernel();
+  auto after = f.mem->totals();
+  EXPECT_EQ(after.dram_read_bytes, before.dram_read_bytes);
+  EXPECT_EQ(after.l2_sector_hits - before.l2_sector_hits, 256u * 1024 / 32);
+  nlohmann::json m;
+  f.mem->add_metrics(m, before);
+  EXPECT_DOUBLE_EQ(m["lts__t_sector_hit_rate.pct"].get<double>(), 100.0);
+  EXPECT_EQ(m["dram__bytes_read.sum"].get<uint64_t>(), 0u);
+  EXPECT_EQ(m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].get<uint64_t>(), 256u * 1024 / 32);
+}
+
+TEST(L2Cache, HashSpreadsAPowerOfTwoStrideOverSlices) {
+  MemFixture f;  // 16 slices
+  auto* impl = dynamic_cast<MemorySystemImpl*>(f.mem.get());
+  ASSERT_NE(impl, nullptr);
+  for (uint64_t stride_lines : {16u, 32u, 64u, 1024u}) {
+    std::vector<int> load(16, 0);
+    for (uint64_t i = 0; i < 256; ++i) ++load[impl->slice_of(i * stride_lines)];
+    int used = int(std::count_if(load.begin(), load.end(), [](int n) { return n > 0; }));
+    EXPECT_EQ(used, 16) << "stride " << stride_lines << " lines";
+    EXPECT_LE(*std::max_element(load.begin(), load.end()), 32) << "stride " << stride_lines;  // <= 2x even
+  }
+}
+
+TEST(Hbm, LongStreamSustainsTheConfiguredBandwidthWithinOnePercent) {
+  MemFixture f(testing::small_machine_yaml(), 16);  // 16 SM ports x 64 B/cycle > 400 GB/s
+  f.mem->begin_kernel(0);
+  uint64_t bytes = 64ull << 20;
+  stream(f, OpClass::kLdGlobal, 0, bytes, 16);
+  ASSERT_EQ(f.rec.done.size(), bytes / 128);
+  Tick first = kTickMax, last = 0;
+  for (auto& d : f.rec.done) first = std::min(first, d.second), last = std::max(last, d.second);
+  double rate = double(bytes - 128) / (double(last - first) / kTicksPerNs);  // bytes per ns = GB/s
+  EXPECT_NEAR(rate, 400.0, 4.0);
+  EXPECT_EQ(f.mem->totals().dram_read_bytes, bytes);
+}
+
+// Mean HBM read latency when `k` line reads arrive together.
+double mean_latency_with_burst_of(uint32_t k) {
+  MemFixture f(testing::small_machine_yaml(), 16);
+  f.mem->begin_kernel(0);
+  stream(f, OpClass::kLdGlobal, 0, uint64_t(k) * 128, 16);
+  auto* h = dynamic_cast<const Histogram*>(f.sim.stats().find("mem/hbm/read_latency_ns"));
+  return h ? h->mean() : -1;
+}
+
+TEST(Hbm, LoadedLatencyRisesWithQueueOccupancy) {
+  double l1 = mean_latency_with_burst_of(1), l64 = mean_latency_with_burst_of(64),
+         l4k = mean_latency_with_burst_of(4096);
+  EXPECT_NEAR(l1, 300.0, 1.0);  // idle: hbm.latency_ns
+  EXPECT_GT(l64, l1 + 5);
+  EXPECT_GT(l4k, l64 * 1.5);
+  MemFixture f(testing::small_machine_yaml(), 16);
+  f.mem->begin_kernel(0);
+  stream(f, OpClass::kLdGlobal, 0, 4096 * 128, 16);
+  auto* q = dynamic_cast<const Histogram*>(f.sim.stats().find("mem/hbm/queue_bytes"));
+  ASSERT_NE(q, nullptr);
+  EXPECT_GT(q->max(), 64 * 1024.0);
+}
+
+TEST(Hbm, UnknownImplListsTheRegisteredOnes) {
+  auto yaml = testing::small_machine_yaml();
+  yaml.replace(yaml.find("impl: bandwidth_server"), 22, "impl: ddr9");
+  try {
+    MemFixture f(yaml);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("bandwidth_server"), std::string::npos) << what;
+    EXPECT_NE(what.find("banked"), std::string::npos) << what;
+  }
+}
+
+const char* kBanked = ", banked: {channels: 8, banks_per_channel: 16, row_bytes: 2048, interleave_bytes: 256, "
+                      "trcd_ns: 14, tcl_ns: 14, trp_ns: 14}";
+
+TEST(HbmBanked, SequentialStreamHitsOpenRowsRandomLinesDoNot) {
+  auto yaml = testing::small_machine_yaml(kBanked);
+  yaml.replace(yaml.find("impl: bandwidth_server"), 22, "impl: banked");
+  MemFixture seq(yaml, 16), rnd(yaml, 16);
+  seq.mem->begin_kernel(0);
+  rnd.mem->begin_kernel(0);
+  stream(seq, OpClass::kLdGlobal, 0, 4 << 20, 16);
+  uint64_t x = 1;
+  for (int i = 0; i < 32768; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    auto d = warp_access(OpClass::kLdGlobal, ((x >> 20) % (1ull << 24)) * 128, 0, 4, 1u);
+    d.cache_global = false;
+    rnd.mem->issue(uint32_t(i % 16), d, 0, &rnd.rec, uint64_t(i));
+  }
+  rnd.sim.run();
+  auto hits = [](MemFixture& f) {
+    return double(f.sim.stats().find("mem/hbm/row_hits")->value_json().get<uint64_t>()) /
+           double(f.sim.stats().find("mem/hbm/reads")->value_json().get<uint64_t>());
+  };
+  EXPECT_GT(hits(seq), 0.8);
+  EXPECT_LT(hits(rnd), 0.2);
+  EXPECT_GT(rnd.sim.now() * 1.0 / (32768.0 * 128) , seq.sim.now() * 1.0 / double(4 << 20));  // random is slower per byte
+}
+
+TEST(MemorySystem, SameInputsGiveIdenticalResults) {
+  auto run = [] {
+    MemFixture f(testing::small_machine_yaml(), 4);
+    f.mem->begin_kernel(16 * 1024);
+    for (uint64_t i = 0; i < 2000; ++i)
+      f.mem->issue(uint32_t(i % 4), warp_access(i % 3 ? OpClass::kLdGlobal : OpClass::kStGlobal, (i * 7919) % 100000 * 64, 68, 4),
+                   f.sim.now(), &f.rec, i);
+    f.sim.run();
+    return std::make_pair(f.rec.done, f.sim.stats().to_json().dump());
+  };
+  EXPECT_EQ(run(), run());
+}
+
+}  // namespace
+}  // namespace gtsim::mem
