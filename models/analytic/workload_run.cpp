@@ -137,7 +137,7 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   }
   if (opt.cuda_graph && !rep.kernels.empty()) rep.total_us += specs.launch.overhead_us;  // one graph launch
   for (const auto& k : rep.kernels) rep.total_us += k.time_us, rep.dram_bytes += k.dram_read_bytes + k.dram_write_bytes;
-  DType dt = w.ops_in_order().empty() ? DType::kBf16 : w.ops_in_order()[0]->dtype;
+  ir::DType dt = w.ops_in_order().empty() ? ir::DType::kBf16 : w.ops_in_order()[0]->dtype;
   rep.ridge_flops_per_byte = config_peak_flops(hw, dt) / config_hbm_bytes_per_s(hw);
   nlohmann::json ks = nlohmann::json::array();
   std::ostringstream o;
