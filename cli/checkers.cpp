@@ -3,9 +3,11 @@
 #include <filesystem>
 
 #include "cli/cli_util.hpp"
+#include "kernels_ir/graph/workload.hpp"
 #include "kernels_ir/parser.hpp"
 #include "kernels_ir/verifier.hpp"
 #include "models/gpu/gpu_model.hpp"
+#include "models/tpu/tpu_config.hpp"
 #include "sim/error.hpp"
 
 namespace gtsim::cli {
@@ -14,17 +16,21 @@ namespace {
 
 void check_kernel(const std::string& path) {
   auto kernel = ir::parse_kernel_file(path);
-  auto diags = ir::verify(*kernel, nullptr, nullptr);
+  auto diags = ir::verify(*kernel);
   if (!diags.empty()) throw InputError(std::move(diags));
 }
 
 void check_config(const std::string& path) {
   auto root = load_hw(path, {});
-  std::string target = root->param<std::string>("target").or_default("");
   if (root->has("ops")) {
-    root->fail("workload files are checked by the workload reader (not built into this gtsim yet)");
-  } else if (target == "gpu") {
+    wl::Workload::load_file(path);  // shapes, dtypes, expressions, dependencies, acyclic
+    return;
+  }
+  std::string target = root->param<std::string>("target").or_default("");
+  if (target == "gpu") {
     gpu::GpuModel model(*root);  // parses every section and refuses unknown keys
+  } else if (target == "tpu") {
+    tpu::TpuConfig::from_node(*root);  // likewise for the TPU's sections
   } else {
     const ConfigNode* t = root->find("target");
     (t ? *t : *root).fail("expected `target: gpu` or `target: tpu`, got \"" + target + "\"");

@@ -81,7 +81,7 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
     limits.max_shared_per_cta = sm.at("shared").param<uint32_t>("max_per_cta_bytes").get();
     lp = &limits;
   }
-  auto diags = ir::verify(*kernel, lp, &params);
+  auto diags = ir::verify(*kernel, params, lp);
   if (!diags.empty()) throw InputError(std::move(diags));
   return ir::Program::build(*kernel, params);
 }
