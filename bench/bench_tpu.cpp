@@ -28,3 +28,7 @@ void BM_TpuMatmul(benchmark::State& state) {
 BENCHMARK(BM_TpuMatmul)->Args({4096, 0})->Args({8192, 0})->Args({4096, 1})->Args({8192, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// The suite's only main for now (bench/CMakeLists.txt links benchmark::benchmark, not
+// benchmark_main); move it to a bench_main.cpp when other suites arrive.
+BENCHMARK_MAIN();
