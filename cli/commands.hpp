@@ -13,5 +13,10 @@ using Runner = std::function<int()>;
 Runner add_run(CLI::App& app);
 Runner add_check(CLI::App& app);
 Runner add_trace(CLI::App& app);
+Runner add_waves(CLI::App& app);
+Runner add_workload(CLI::App& app);
+Runner add_compare(CLI::App& app);
+Runner add_calibrate(CLI::App& app);
+Runner add_validate(CLI::App& app);
 
 }  // namespace gtsim::cli

@@ -31,6 +31,13 @@ int main(int argc, char** argv) {
       cli::add_check);
   reg("trace", "print one warp's dynamic instructions with masks, addresses, sectors, lines and bank wavefronts",
       cli::add_trace);
+  reg("waves", "tiles, waves, tile efficiency and alignment of a GEMM shape, with padded alternatives",
+      cli::add_waves);
+  reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound",
+      cli::add_workload);
+  reg("compare", "the same workload on several machines (GPU and TPU configs) side by side", cli::add_compare);
+  reg("calibrate", "fit a GPU config's calibrated parameters from measured microbenchmarks, through the model", cli::add_calibrate);
+  reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity", cli::add_validate);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,80 @@
+// gtsim validate: every measured point against the model; held-out accuracy per kernel family,
+// steps, twin fidelity, Nsight Compute counters side by side, the blind config's error.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "validation/calibrate.hpp"
+#include "validation/validate.hpp"
+
+namespace gtsim::cli {
+
+namespace {
+struct ValidateOptions {
+  std::string hw, data, json, doc, plot, kernels, blind, calib_json;
+  bool quick = false, no_blind = false, write_bands = false;
+  unsigned threads = 0;
+};
+}  // namespace
+
+Runner add_validate(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  app.add_option("--hw", o->hw, "calibrated GPU config (e.g. hw_configs/h200-sxm.yaml)")->required();
+  app.add_option("--data", o->data, "measured data folder (e.g. validation/data/h200)")->required();
+  app.add_option("--json", o->json, "write the report as JSON to PATH ('-' = stdout)");
+  app.add_option("--out-doc", o->doc, "write the Markdown report (docs/validation.md)");
+  app.add_option("--plot", o->plot, "write the simulated-vs-measured scatter plot PNG (needs gnuplot)");
+  app.add_option("--kernels", o->kernels, "IR kernel library (default: kernels_ir/lib found from --data)");
+  app.add_option("--blind", o->blind, "blind config (default: h200-blind.yaml beside --hw)");
+  app.add_option("--calibration-json", o->calib_json, "include this `gtsim calibrate --json` output in the document");
+  app.add_option("--threads", o->threads, "simulation threads (default: all cores)");
+  app.add_flag("--no-blind", o->no_blind, "skip the blind config");
+  app.add_flag("--quick", o->quick, "fewer, smaller model runs (tests)");
+  app.add_flag("--write-error-bands", o->write_bands,
+               "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and H100 configs");
+  return [o]() {
+    namespace fs = std::filesystem;
+    auto data = validation::load_dataset(o->data);
+    std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
+    validation::ValidationOptions opt;
+    opt.quick = o->quick;
+    opt.threads = o->threads;
+    opt.blind = !o->no_blind;
+    opt.blind_hw = o->blind;
+    auto rep = validation::validate(o->hw, data, kdir, opt);
+    nlohmann::json j = rep.to_json();
+    nlohmann::json cal;
+    if (!o->calib_json.empty()) {
+      std::ifstream in(o->calib_json);
+      if (in) cal = nlohmann::json::parse(in, nullptr, false);
+    }
+    if (!o->plot.empty()) {
+      std::string msg;
+      validation::write_scatter_plot(rep, o->plot, msg);
+      j["plot"] = msg;
+      if (o->json != "-") std::cout << msg << "\n";
+    }
+    if (!o->doc.empty()) {
+      std::string png = o->plot.empty() ? "" : fs::relative(o->plot, fs::path(o->doc).parent_path()).string();
+      write_output(o->doc, validation::validation_markdown(rep, cal, png));
+    }
+    if (o->write_bands) {
+      fs::path dir = fs::path(o->hw).parent_path();
+      if (std::isfinite(rep.heldout_mape))
+        validation::write_error_band(o->hw, rep.heldout_mape, "held-out MAPE on the H200 (" + rep.heldout_kind + "), gtsim validate; docs/validation.md");
+      if (rep.blind_ran && std::isfinite(rep.blind_mape))
+        for (const char* f : {"a100-40gb.yaml", "a100-80gb.yaml", "h100-sxm.yaml"})
+          if (fs::exists(dir / f))
+            validation::write_error_band((dir / f).string(), rep.blind_mape,
+                                         "blind-config held-out MAPE on the H200 (h200-blind.yaml), gtsim validate; docs/validation.md");
+    }
+    if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
+    if (o->json != "-") std::cout << rep.summary();
+    return 0;
+  };
+}
+
+}  // namespace gtsim::cli
