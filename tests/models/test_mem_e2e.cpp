@@ -1,0 +1,129 @@
+// End-to-end memory behaviour through the GPU model and the IR kernel library (P1, P7, the L2
+// write policy). Sizes are chosen so the suite stays fast; the full-size copy is DISABLED_ (run
+// it with --gtest_also_run_disabled_tests).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/exec/program.hpp"
+#include "kernels_ir/parser.hpp"
+#include "models/gpu/gpu_model.hpp"
+#include "sim/config.hpp"
+
+namespace gtsim::mem {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+
+gpu::KernelResult run_kernel(gpu::GpuModel& m, const std::string& kernel, const ir::ParamValues& params) {
+  auto k = ir::parse_kernel_file(src("kernels_ir/lib/" + kernel + ".kir"));
+  auto p = ir::Program::build(*k, params);
+  return m.run(*p);
+}
+
+gpu::KernelResult run_once(const std::string& hw, const std::vector<std::string>& sets, const std::string& kernel,
+                           const ir::ParamValues& params) {
+  auto cfg = ConfigNode::load_file(src("hw_configs/" + hw), sets);
+  gpu::GpuModel m(*cfg);
+  return run_kernel(m, kernel, params);
+}
+
+double chase_cycles_per_hop(const std::vector<std::string>& sets, int64_t footprint) {
+  auto r = run_once("h200-sxm.yaml", sets, "pointer_chase", {{"footprint_bytes", footprint}, {"stride_bytes", 128}});
+  return double(r.cycles) / double(footprint / 128);
+}
+
+// P1: the per-hop latency steps up as the footprint leaves L1, then L2, and each plateau sits
+// near the configured latency of its level. L2 is shrunk to 8 MiB so the HBM point is quick.
+TEST(MemoryHierarchy, PointerChaseLatencyStepsAtEachCapacity) {
+  std::vector<std::string> sets = {"l2.size_bytes=8388608"};
+  double l1 = chase_cycles_per_hop(sets, 64 << 10);   // fits the ~248 KiB L1
+  double l2 = chase_cycles_per_hop(sets, 2 << 20);    // fits L2, not L1
+  double hbm = chase_cycles_per_hop(sets, 32 << 20);  // 4x L2
+  EXPECT_GT(l2 / l1, 3.0);
+  EXPECT_LT(l2 / l1, 30.0);
+  EXPECT_GT(hbm / l2, 1.5);
+  EXPECT_LT(hbm / l2, 10.0);
+  // h200-sxm.yaml: l1 33, L2 hit 245 (+35 mean far extra), HBM +200 ns = 396 cycles; a hop adds
+  // a few cycles of SM work and the warm-up adds a little per hop.
+  EXPECT_NEAR(l1, 33 + 10, 10);
+  EXPECT_NEAR(l2, 245 + 35 + 10, 25);
+  EXPECT_NEAR(hbm, 245 + 35 + 396 + 10, 60);
+}
+
+double useful_tbps(int64_t n, int64_t stride) {
+  auto r = run_once("h200-sxm.yaml", {}, "strided_copy", {{"n", n}, {"stride", stride}});
+  return double(2 * 4 * n) / r.time_us / 1e6;
+}
+
+// P7: the useful bandwidth falls as the stride spreads a warp's 32 words over more sectors.
+TEST(Coalescing, StridedCopyBandwidthFallsWithStride) {
+  int64_t n = 1 << 20;
+  double s1 = useful_tbps(n, 1), s8 = useful_tbps(n, 8), s64 = useful_tbps(n, 64);
+  EXPECT_GT(s1, 2.0 * s8);
+  EXPECT_GE(s8, s64 * 0.9);
+}
+
+// P7: row-major thread mapping (a warp reads a row) against column-major (a warp reads a column).
+TEST(Coalescing, ColumnMajorMappingMovesSeveralTimesTheSectors) {
+  int64_t n = 1 << 20;
+  auto row = run_once("h200-sxm.yaml", {}, "strided_copy", {{"n", n}, {"stride", 1}});
+  auto col = run_once("h200-sxm.yaml", {}, "strided_copy", {{"n", n}, {"stride", 1024}});
+  double row_sectors = row.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].get<double>();
+  double col_sectors = col.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].get<double>();
+  EXPECT_NEAR(col_sectors / row_sectors, 8.0, 0.5);  // 32 sectors per warp instead of 4
+  EXPECT_GT(col.time_us, 2.0 * row.time_us);
+}
+
+double copy_dram_tbps(int64_t n, gpu::KernelResult* out = nullptr) {
+  static std::map<int64_t, gpu::KernelResult> cache;  // the bandwidth and write-policy tests share runs
+  auto it = cache.find(n);
+  if (it == cache.end()) it = cache.emplace(n, run_once("h200-sxm.yaml", {}, "stream_copy", {{"n", n}})).first;
+  const gpu::KernelResult& r = it->second;
+  if (out) *out = r;
+  return double(r.dram_read_bytes + r.dram_write_bytes) / r.time_us / 1e6;
+}
+
+// P7: a long copy is HBM-bound: DRAM bytes / time sits at the configured bandwidth.
+double configured_tbps() {
+  auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
+  return cfg->at("hbm").param<double>("bandwidth_gbps").get() / 1000.0;
+}
+
+TEST(Coalescing, StreamCopySustainsTheConfiguredHbmBandwidth) {
+  double bw = configured_tbps();
+  EXPECT_NEAR(copy_dram_tbps(1 << 25), bw, 0.05 * bw);  // 128 MiB per tensor, 2x L2
+}
+
+TEST(Coalescing, DISABLED_StreamCopyFullSizeSustainsTheConfiguredHbmBandwidth) {
+  double bw = configured_tbps();
+  EXPECT_NEAR(copy_dram_tbps(1 << 28), bw, 0.05 * bw);
+}
+
+// L2 write-back: a kernel writing a tensor smaller than L2 leaves it dirty in L2 (almost no
+// DRAM writes); one several times larger writes about its size minus what stays.
+TEST(L2WritePolicy, SmallOutputStaysInL2LargeOneIsWrittenBack) {
+  gpu::KernelResult small, large;
+  copy_dram_tbps(1 << 20, &small);  // 4 MiB written
+  copy_dram_tbps(1 << 25, &large);  // 128 MiB written, L2 60 MiB
+  EXPECT_LT(small.dram_write_bytes, 64u * 1024);
+  double written = double(4ull << 25);
+  EXPECT_GT(double(large.dram_write_bytes), written - 62914560.0);
+  EXPECT_LT(double(large.dram_write_bytes), written);
+}
+
+// L2 contents carry over: a second kernel reading what the first wrote hits in L2.
+TEST(L2WritePolicy, SecondKernelReadsTheFirstKernelsOutputFromL2) {
+  auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
+  gpu::GpuModel m(*cfg);
+  auto first = run_kernel(m, "stream_copy", {{"n", 1 << 20}});
+  auto second = run_kernel(m, "stream_copy", {{"n", 1 << 20}});
+  EXPECT_GT(first.dram_read_bytes, 4000000u);
+  EXPECT_LT(second.dram_read_bytes, 64u * 1024);
+  EXPECT_GT(second.l2_hit_rate, 0.95);
+}
+
+}  // namespace
+}  // namespace gtsim::mem
