@@ -182,21 +182,31 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
 void Sm::step(uint32_t s, uint64_t c) {
   SubPartition& sp = sps_[s];
   sp.stepped_through = c + 1;
-  sp.sched->prioritize(sp.warps, order_);
+  const uint32_t max_issue = specs_.sm.issue_per_cycle;
   uint32_t issued = 0;
   uint64_t earliest = kNever;
-  for (uint16_t wi : order_) {
+  // Returns true when the sub-partition has issued all it may this cycle.
+  auto try_warp = [&](uint16_t wi) {
     Warp& w = warps_[wi];
-    if (w.state != WarpState::kReady) continue;
+    if (w.state != WarpState::kReady || w.sp != s) return false;
     uint64_t e = earliest_issue(w, sp);
     if (e > c) {
       earliest = std::min(earliest, e);
-      continue;
+      return false;
     }
     account_stalls(w, c, e);
     sp.sched->issued(wi);
     issue(wi, c);
-    if (++issued == specs_.sm.issue_per_cycle) break;
+    return ++issued == max_issue;
+  };
+  uint16_t pref = sp.sched->preferred();
+  bool full = pref != kNoWarp && try_warp(pref);
+  size_t n = sp.warps.size(), first = full ? 0 : sp.sched->start(sp.warps);
+  for (size_t i = 0; i < n && !full; ++i) {
+    size_t k = first + i < n ? first + i : first + i - n;
+    if (k >= sp.warps.size()) break;  // a warp exited during this step
+    uint16_t wi = sp.warps[k];
+    if (wi != pref) full = try_warp(wi);
   }
   if (issued) {
     ++*ctr_[kIssueActiveCycles];

@@ -162,7 +162,6 @@ class Sm final : public Component, public mem::MemResponder {
   std::vector<Warp> warps_;
   std::vector<CtaSlot> ctas_;
   std::vector<SubPartition> sps_;
-  std::vector<uint16_t> order_;  // scratch for the scheduler's priority order
   std::array<Counter*, kNumSmCounters> ctr_{};
   uint64_t scheduled_cycle_ = kNever;  // the pending step event, if any
   bool in_step_ = false;

@@ -68,6 +68,7 @@ void Sm::mbar_op(uint16_t wi, uint64_t c) {
   const ir::DynInst& in = w.inst;
   CtaSlot& cta = ctas_[w.cta];
   uint64_t addr = in.addr2[0];
+  if (in.active == 0) return;  // predicated off: no lane initializes, arrives or waits
   auto it = std::find_if(cta.mbars.begin(), cta.mbars.end(), [&](const MBarrier& m) { return m.addr == addr; });
   if (in.op == ir::OpClass::kMbarInit) {
     if (it == cta.mbars.end()) it = cta.mbars.insert(cta.mbars.end(), MBarrier{addr, 0, 0, 0});

@@ -1,25 +1,17 @@
 #include "models/gpu/warp_scheduler.hpp"
 
-#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
 namespace gtsim::gpu {
 namespace {
 
-constexpr uint16_t kNoWarp = 0xffff;
-
 // Greedy-then-oldest (Rogers et al., MICRO 2012; GPGPU-Sim's default): keep issuing from the
 // warp that issued last while it can; otherwise the oldest ready warp.
 class GtoScheduler final : public WarpScheduler {
  public:
-  void prioritize(std::span<const uint16_t> age_order, std::vector<uint16_t>& order) override {
-    order.clear();
-    bool has_last = last_ != kNoWarp && std::find(age_order.begin(), age_order.end(), last_) != age_order.end();
-    if (has_last) order.push_back(last_);
-    for (uint16_t w : age_order)
-      if (w != last_ || !has_last) order.push_back(w);
-  }
+  uint16_t preferred() const override { return last_; }
+  size_t start(std::span<const uint16_t>) const override { return 0; }
   void issued(uint16_t warp) override { last_ = warp; }
 
  private:
@@ -29,13 +21,11 @@ class GtoScheduler final : public WarpScheduler {
 // Loose round-robin: start after the warp that issued last, wrapping around.
 class LrrScheduler final : public WarpScheduler {
  public:
-  void prioritize(std::span<const uint16_t> age_order, std::vector<uint16_t>& order) override {
-    order.clear();
-    size_t n = age_order.size();
-    size_t start = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (age_order[i] == last_) start = i + 1;
-    for (size_t i = 0; i < n; ++i) order.push_back(age_order[(start + i) % n]);
+  uint16_t preferred() const override { return kNoWarp; }
+  size_t start(std::span<const uint16_t> age_order) const override {
+    for (size_t i = 0; i < age_order.size(); ++i)
+      if (age_order[i] == last_) return i + 1 == age_order.size() ? 0 : i + 1;
+    return 0;
   }
   void issued(uint16_t warp) override { last_ = warp; }
 

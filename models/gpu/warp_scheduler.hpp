@@ -12,12 +12,16 @@
 
 namespace gtsim::gpu {
 
+inline constexpr uint16_t kNoWarp = 0xffff;
+
+// The sub-partition tries `preferred()` first (if it is one of its ready warps), then its warps in
+// age order starting at position start(age_order) and wrapping around. This covers greedy,
+// oldest-first and round-robin policies without building a list per cycle.
 class WarpScheduler {
  public:
   virtual ~WarpScheduler() = default;
-  // Fills `order` (cleared first) with the warps of `age_order` (oldest first) in this cycle's
-  // priority order. Warp ids are the SM's warp slots.
-  virtual void prioritize(std::span<const uint16_t> age_order, std::vector<uint16_t>& order) = 0;
+  virtual uint16_t preferred() const = 0;                            // kNoWarp: none
+  virtual size_t start(std::span<const uint16_t> age_order) const = 0;  // index into age_order
   // The warp that issued this cycle (greedy and round-robin state).
   virtual void issued(uint16_t warp) = 0;
 };
