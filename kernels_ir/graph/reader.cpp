@@ -16,7 +16,10 @@ class WorkloadReader {
     w_.name_ = root.param<std::string>("name").or_default("workload");
     if (const ConfigNode* p = root.find("params")) {
       if (!p->is_map()) p->fail("params: expected a map of name: integer");
-      for (const auto& k : p->keys()) params_[k] = overrides_.count(k) ? overrides_.at(k) : eval_int(p->at(k));
+      for (const auto& k : p->keys()) {
+        p->at(k).mark_used_recursively();
+        params_[k] = overrides_.count(k) ? overrides_.at(k) : eval_int(p->at(k));
+      }
     }
     for (const auto& [k, v] : overrides_) params_[k] = v;
     const ConfigNode& tensors = root.at("tensors");

@@ -100,13 +100,18 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   auto passes = wl::run_passes(w, po);
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
-  gpu::GpuModel model(hw);
+  // Every IR Program places its buffers from the same start address, so two kernels' different
+  // tensors alias in the address space; until buffers can be placed, each kernel runs on a fresh
+  // machine (cold L2) unless carry_l2 is set (docs/workloads.md).
+  auto shared_model = std::make_unique<gpu::GpuModel>(hw);
   wl::LowerOptions lo;
   lo.ctas = int(specs.sm.count) * 8;
   lo.iteration_limit = opt.exact ? 0 : opt.sample_iterations;
   WorkloadReport rep;
   for (const wl::Op* op : w.ops_in_order()) {
     Measured me;
+    if (!opt.carry_l2) shared_model = std::make_unique<gpu::GpuModel>(hw);
+    gpu::GpuModel& model = *shared_model;
     switch (op->kind) {
       case wl::OpKind::kMatmul: me = run_gemm(model, hw, *op, opt); break;
       case wl::OpKind::kAttention:
