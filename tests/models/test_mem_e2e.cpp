@@ -60,7 +60,7 @@ double useful_tbps(int64_t n, int64_t stride) {
 
 // P7: the useful bandwidth falls as the stride spreads a warp's 32 words over more sectors.
 TEST(Coalescing, StridedCopyBandwidthFallsWithStride) {
-  int64_t n = 1 << 20;
+  int64_t n = 1 << 22;  // 16 MiB per tensor: small sizes are launch- and latency-bound
   double s1 = useful_tbps(n, 1), s8 = useful_tbps(n, 8), s64 = useful_tbps(n, 64);
   EXPECT_GT(s1, 2.0 * s8);
   EXPECT_GE(s8, s64 * 0.9);
@@ -68,7 +68,7 @@ TEST(Coalescing, StridedCopyBandwidthFallsWithStride) {
 
 // P7: row-major thread mapping (a warp reads a row) against column-major (a warp reads a column).
 TEST(Coalescing, ColumnMajorMappingMovesSeveralTimesTheSectors) {
-  int64_t n = 1 << 20;
+  int64_t n = 1 << 22;  // 16 MiB per tensor: small sizes are launch- and latency-bound
   auto row = run_once("h200-sxm.yaml", {}, "strided_copy", {{"n", n}, {"stride", 1}});
   auto col = run_once("h200-sxm.yaml", {}, "strided_copy", {{"n", n}, {"stride", 1024}});
   double row_sectors = row.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].get<double>();
