@@ -31,4 +31,3 @@ BENCHMARK(BM_TpuMatmul)->Args({4096, 0})->Args({8192, 0})->Args({4096, 1})->Args
 
 // The suite's only main for now (bench/CMakeLists.txt links benchmark::benchmark, not
 // benchmark_main); move it to a bench_main.cpp when other suites arrive.
-BENCHMARK_MAIN();
