@@ -1,0 +1,138 @@
+// GpuModel as a whole: config refusal, variants by name, multi-kernel runs, the JSON contract,
+// tensor-core rates, determinism.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gpu_test_util.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::gpu {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+TEST(GpuConfig, MisspeltSmKeyIsAnErrorWithItsLine) {
+  std::string yaml = read_text(testing::source_path("hw_configs/a100-40gb.yaml"));
+  yaml = replace_once(yaml, "  issue_per_cycle: 1", "  issue_per_cycle: 1\n  isue_per_cycle: 2");
+  auto root = ConfigNode::load_string(yaml, "a100-typo.yaml");
+  try {
+    GpuModel m(*root);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("a100-typo.yaml:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("sm.isue_per_cycle"), std::string::npos) << msg;
+  }
+}
+
+TEST(GpuConfig, UnknownWarpSchedulerListsTheRegisteredOnes) {
+  try {
+    testing::run_one("a100-40gb", *testing::lib_kernel("empty"), {"sm.warp_scheduler=fifo"});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("gto"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("lrr"), std::string::npos) << msg;
+  }
+}
+
+TEST(GpuConfig, LooseRoundRobinSchedulerRuns) {
+  auto p = testing::lib_kernel("fixed_work", {{"ctas", 132}, {"work", 32}});
+  KernelResult gto = testing::run_one("h200-sxm", *p);
+  KernelResult lrr = testing::run_one("h200-sxm", *p, {"sm.warp_scheduler=lrr"});
+  EXPECT_EQ(lrr.warp_instructions, gto.warp_instructions);
+  // Both saturate issue: same time within a few percent.
+  EXPECT_NEAR(double(lrr.cycles) / double(gto.cycles), 1.0, 0.1);
+}
+
+TEST(GpuModel, JsonHasTheReportedKeys) {
+  KernelResult r = testing::run_one("a100-40gb", *testing::lib_kernel("empty"));
+  nlohmann::json j = r.to_json();
+  for (const char* k : {"kernel", "hw", "cycles", "time_us", "ctas", "waves", "warp_instructions", "dram_read_bytes",
+                        "dram_write_bytes", "l2_hit_rate", "flops", "sim_wall_seconds", "events", "metrics",
+                        "ctas_per_sm", "occupancy_limiter", "launch_overhead_us", "stats"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["kernel"], "empty");
+  EXPECT_EQ(j["hw"], "NVIDIA A100-SXM4-40GB");
+  // time = launch overhead + execution on the SM clock
+  EXPECT_NEAR(r.time_us, 3.5 + double(r.cycles) / 1410.0, 1e-9);
+  EXPECT_TRUE(j["metrics"].contains("gpu__time_duration.sum"));
+  EXPECT_TRUE(j["metrics"].contains("sm__warps_active.avg.pct_of_peak_sustained_active"));
+  EXPECT_TRUE(j["metrics"].contains("dram__bytes_read.sum"));
+}
+
+TEST(GpuModel, SecondKernelReportsItsOwnCountsAndFindsDataInL2) {
+  auto root = testing::load_hw("h200-sxm");
+  GpuModel model(*root);
+  auto p = testing::lib_kernel("stream_copy", {{"n", 1 << 20}});
+  KernelResult first = model.run(*p);
+  model.idle(2.0);
+  KernelResult second = model.run(*p);
+  EXPECT_EQ(second.warp_instructions, first.warp_instructions);  // per-kernel differences
+  EXPECT_EQ(first.dram_read_bytes, 4u << 20);
+  EXPECT_LT(second.dram_read_bytes, first.dram_read_bytes / 4);  // 8 MB of data stays in the 50 MB L2
+  EXPECT_GT(second.l2_hit_rate, 0.9);
+  EXPECT_LT(second.cycles, first.cycles);
+}
+
+TEST(TensorCore, MmaSyncReachesTheConfiguredRate) {
+  // H200: 4096 dense bf16 flops per cycle per SM; 1056 CTAs of 4 warps fill 132 SMs exactly.
+  auto p = testing::lib_kernel("mma_throughput", {{"dtype", 1}, {"iters", 64}});
+  KernelResult r = testing::run_one("h200-sxm", *p);
+  double per_sm_cycle = double(r.flops) / double(r.cycles) / 132.0;
+  EXPECT_GT(per_sm_cycle, 0.85 * 4096);
+  EXPECT_LE(per_sm_cycle, 4096.0);
+  // tf32 runs at half the rate: about twice the time for half the flops per instruction.
+  auto q = testing::lib_kernel("mma_throughput", {{"dtype", 2}, {"iters", 64}});
+  KernelResult t = testing::run_one("h200-sxm", *q);
+  EXPECT_NEAR(double(t.flops) / double(t.cycles) / 132.0 / per_sm_cycle, 0.5, 0.06);
+}
+
+TEST(TensorCore, DtypeWithoutARateIsAnError) {
+  auto p = testing::lib_kernel("mma_throughput", {{"dtype", 3}, {"iters", 1}});  // e4m3: no A100 rate
+  EXPECT_THROW(testing::run_one("a100-40gb", *p), SimulationError);
+}
+
+std::string json_without_wall(const KernelResult& r) {
+  nlohmann::json j = r.to_json();
+  j.erase("sim_wall_seconds");
+  return j.dump();
+}
+
+TEST(Determinism, TwoRunsGiveByteIdenticalJson) {
+  auto p = testing::lib_kernel("stream_copy", {{"n", 1 << 18}});
+  std::string a = json_without_wall(testing::run_one("a100-40gb", *p));
+  std::string b = json_without_wall(testing::run_one("a100-40gb", *p));
+  EXPECT_EQ(a, b);
+}
+
+TEST(Determinism, SimulationsOnTwoThreadsEqualEachAlone) {
+  auto p = testing::lib_kernel("divergence", {{"ways", 4}, {"work", 16}});
+  auto q = testing::lib_kernel("stream_copy", {{"n", 1 << 18}});
+  std::string alone_p = json_without_wall(testing::run_one("h200-sxm", *p));
+  std::string alone_q = json_without_wall(testing::run_one("a100-40gb", *q));
+  std::string par_p, par_q;
+  std::thread t1([&] { par_p = json_without_wall(testing::run_one("h200-sxm", *p)); });
+  std::thread t2([&] { par_q = json_without_wall(testing::run_one("a100-40gb", *q)); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(par_p, alone_p);
+  EXPECT_EQ(par_q, alone_q);
+}
+
+}  // namespace
+}  // namespace gtsim::gpu
