@@ -1,0 +1,500 @@
+#include "validation/calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+#include "validation/fitmath.hpp"
+
+namespace gtsim::validation {
+
+std::string fmt(double v, int sig) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", sig, v);
+  std::string s = buf;
+  if (s.find('e') != std::string::npos) {  // prefer plain digits for configs
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    s = buf;
+  }
+  return s;
+}
+
+std::string CalibratedParam::comment() const {
+  std::string c = (kind == "read off the device" ? "read off the device: " : "calibrated: ") + source + " (gtsim calibrate";
+  if (kind != "read off the device") c += ", ± " + fmt(se, 2) + (unit.empty() ? "" : " " + unit);
+  return c + ")";
+}
+
+const CalibratedParam* CalibrationResult::find(const std::string& key) const {
+  for (const auto& p : params)
+    if (p.key == key) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> CalibrationResult::overrides() const {
+  std::vector<std::string> o;
+  for (const auto& p : params)
+    if (!p.written.empty()) o.push_back(p.key + "=" + p.written);
+  return o;
+}
+
+std::vector<ValueEdit> CalibrationResult::edits() const {
+  std::vector<ValueEdit> e;
+  for (const auto& p : params)
+    if (!p.written.empty()) e.push_back({p.key, p.written, p.comment()});
+  return e;
+}
+
+nlohmann::json CalibrationResult::to_json() const {
+  nlohmann::json j;
+  j["params"] = nlohmann::json::array();
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  for (const auto& p : params)
+    j["params"].push_back({{"key", p.key}, {"value", num(p.value)}, {"se", num(p.se)}, {"written", p.written},
+                           {"unit", p.unit}, {"previous", num(p.previous)}, {"source", p.source}, {"kind", p.kind},
+                           {"method", p.method}, {"loo_err_pct", num(p.loo_err * 100)}, {"loo_note", p.loo_note},
+                           {"model_runs", p.model_runs}});
+  j["fit_residuals"] = nlohmann::json::array();
+  for (const auto& r : residuals)
+    j["fit_residuals"].push_back({{"param", r.param}, {"point", r.label}, {"unit", r.unit}, {"measured", r.measured},
+                                  {"simulated", r.simulated}, {"residual_pct", num(r.err() * 100)}});
+  j["notes"] = notes;
+  j["model_runs"] = model_runs;
+  j["seconds"] = seconds;
+  return j;
+}
+
+std::string CalibrationResult::table() const {
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-44s %12s %14s %10s %9s  %s\n", "parameter", "previous", "fitted ± se", "written",
+                "LOO err", "source");
+  o << buf;
+  for (const auto& p : params) {
+    std::string fit = fmt(p.value, 5) + " ± " + fmt(p.se, 2);
+    std::string loo = std::isfinite(p.loo_err) ? fmt(p.loo_err * 100, 2) + "%" : "-";
+    std::snprintf(buf, sizeof buf, "%-44s %12s %14s %10s %9s  %s\n", p.key.c_str(), fmt(p.previous, 6).c_str(),
+                  fit.c_str(), p.written.c_str(), loo.c_str(), p.source.c_str());
+    o << buf;
+  }
+  o << "\nmethods and leave-one-out notes:\n";
+  for (const auto& p : params) {
+    o << "  " << p.key << ": " << p.kind << "; " << p.method;
+    if (!p.loo_note.empty()) o << " LOO: " << p.loo_note;
+    o << "\n";
+  }
+  o << "\nfit residuals (calibration points; these are NOT accuracy):\n";
+  for (const auto& r : residuals) {
+    std::snprintf(buf, sizeof buf, "  %-34s %-36s meas %10s sim %10s %s  residual %+.2f%%\n", r.param.c_str(),
+                  r.label.c_str(), fmt(r.measured, 5).c_str(), fmt(r.simulated, 5).c_str(), r.unit.c_str(),
+                  r.err() * 100);
+    o << buf;
+  }
+  for (const auto& n : notes) o << "note: " << n << "\n";
+  std::snprintf(buf, sizeof buf, "%zu model runs, %.1f s\n", model_runs, seconds);
+  o << buf;
+  return o.str();
+}
+
+namespace {
+
+struct Ctx {
+  const Dataset& data;
+  SimRunner& sim;
+  const ConfigNode& root;
+  const CalibrationOptions& opt;
+  CalibrationResult& res;
+  std::vector<std::string> fixed;  // overrides of the parameters fitted so far
+
+  std::vector<std::string> with(const std::string& key, const std::string& value) const {
+    auto s = fixed;
+    s.push_back(key + "=" + value);
+    return s;
+  }
+  double previous(const std::string& key) const {
+    const ConfigNode* n = &root;
+    std::stringstream ks(key);
+    std::string part;
+    while (std::getline(ks, part, '.')) {
+      if (!n->is_map() || !n->has(part)) return std::nan("");
+      n = &n->at(part);
+    }
+    auto v = n->is_scalar() ? parse_number(n->scalar()) : std::nullopt;
+    return v ? *v : std::nan("");
+  }
+  std::vector<double> times_us(const std::vector<SimJob>& jobs) {
+    auto outs = sim.run_all(jobs);
+    std::vector<double> t;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].ok) throw SimulationError("calibration run of " + jobs[i].kernel + " failed: " + outs[i].error);
+      t.push_back(outs[i].result.time_us);
+    }
+    return t;
+  }
+  void add(CalibratedParam p, const std::vector<FitResidual>& resid) {
+    p.previous = previous(p.key);
+    if (!p.written.empty()) fixed.push_back(p.key + "=" + p.written);
+    for (auto r : resid) {
+      r.param = p.key;
+      res.residuals.push_back(r);
+    }
+    res.params.push_back(std::move(p));
+  }
+};
+
+std::string as_int(double v) { return std::to_string(int64_t(std::llround(v))); }
+std::string as_dec(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+double rms(const std::vector<double>& v) {
+  double s = 0;
+  size_t n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x * x, ++n;
+  return n ? std::sqrt(s / double(n)) : std::nan("");
+}
+
+// ---- clocks.sm_mhz: the SM clock read under load (clock64 against %globaltimer, and NVML) ----
+void fit_clock(Ctx& c) {
+  std::vector<double> v = c.data.clock_probe_mhz;
+  std::string what = "clock64 / %globaltimer probe between loaded points";
+  if (v.empty()) {
+    for (const auto& p : c.data.points)
+      if (p.sm_mhz > 0) v.push_back(p.sm_mhz);
+    what = "NVML SM clock read around every point";
+  }
+  if (v.empty()) {
+    c.res.notes.push_back("clocks.sm_mhz: no clock records; not calibrated");
+    return;
+  }
+  CalibratedParam p;
+  p.key = "clocks.sm_mhz";
+  p.unit = "MHz";
+  p.value = median(v);
+  p.se = std::max(stddev(v) / std::sqrt(double(v.size())), 0.0);
+  p.quantum = 1;
+  p.written = as_int(p.value);
+  p.source = c.data.cite(c.data.batches.front(), "clocks.csv");
+  p.kind = "measured under load";
+  p.method = "median of " + std::to_string(v.size()) + " readings (" + what + ").";
+  std::vector<double> loo;
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::vector<double> rest;
+    for (size_t j = 0; j < v.size(); ++j)
+      if (j != i) rest.push_back(v[j]);
+    loo.push_back(median(rest) / v[i] - 1);
+  }
+  p.loo_err = rms(loo);
+  std::vector<double> nvml = c.data.clock_nvml_mhz, implied;
+  for (const auto& q : c.data.points)
+    if (q.kernel == "pointer_chase" && q.variant == "clock64" && std::isfinite(q.num("implied_sm_mhz")) &&
+        q.num("footprint_bytes") >= 16384 && q.num("footprint_bytes") <= 65536)
+      implied.push_back(q.num("implied_sm_mhz"));
+  p.loo_note = "each reading predicted from the others; cross-checks: NVML median " + fmt(median(nvml), 5) +
+               " MHz, chase clock64/time (L1 plateau) " + fmt(median(implied), 5) + " MHz.";
+  c.add(p, {});
+}
+
+// ---- l2.size_bytes: read off the device record ----
+void read_l2_size(Ctx& c) {
+  if (!c.data.device.contains("l2_bytes")) {
+    c.res.notes.push_back("l2.size_bytes: device.json has no l2_bytes; not read off");
+    return;
+  }
+  CalibratedParam p;
+  p.key = "l2.size_bytes";
+  p.unit = "B";
+  p.value = c.data.device["l2_bytes"].get<double>();
+  p.written = as_int(p.value);
+  p.source = c.data.cite(c.data.batches.front(), "device.json");
+  p.kind = "read off the device";
+  p.method = "cudaDeviceProp::l2CacheSize.";
+  c.add(p, {});
+}
+
+// ---- launch.overhead_us: the empty kernel replayed from a CUDA graph ----
+void fit_launch(Ctx& c) {
+  auto pts = c.data.select("empty", "graph_replay");
+  if (pts.empty()) {
+    c.res.notes.push_back("launch.overhead_us: no empty/graph_replay points; not calibrated");
+    return;
+  }
+  std::vector<double> meas, spread;
+  for (auto* q : pts) meas.push_back(q->time_us), spread.push_back(q->spread());
+  double m = median(meas);
+  auto simulate = [&](double v) {
+    return c.times_us({SimJob{"empty", {}, c.with("launch.overhead_us", as_dec(v, 4))}});
+  };
+  ResponseFit f = fit_through_model(simulate, {m}, {mean(spread)}, 0.2, 1.0, Response::kLinear, 0, 100);
+  CalibratedParam p;
+  p.key = "launch.overhead_us";
+  p.unit = "us";
+  p.value = f.p;
+  p.se = std::max(f.se, stddev(meas));
+  p.quantum = 0.001;
+  p.written = as_dec(f.p, 3);
+  p.source = pts.front()->file;
+  p.kind = "fit through the model";
+  p.method = "the empty kernel's per-launch time in a CUDA-graph replay of back-to-back launches (" +
+             fmt(m, 4) + " us) minus the model's execution of it; back-to-back stream launches (" +
+             fmt(median([&] { std::vector<double> v; for (auto* q : c.data.select("empty", "back_to_back")) v.push_back(q->time_us); return v; }()), 3) +
+             " us) are bound by the host's launch call and are not a GPU figure.";
+  p.model_runs = f.model_runs;
+  c.add(p, {{"", "empty graph_replay", "us", m, f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
+}
+
+// ---- pointer chase: ns per hop of the IR kernel, as the twin measures it ----
+struct ChasePoint {
+  int64_t footprint;
+  double ns, spread;
+  std::string label;
+};
+
+std::vector<ChasePoint> chase_points(const Dataset& d, int64_t lo, int64_t hi, size_t max_points) {
+  std::vector<ChasePoint> out;
+  for (auto* q : d.select("pointer_chase", "twin")) {
+    int64_t f = int64_t(q->num("footprint_bytes"));
+    double stride = q->num("stride_bytes"), ns = q->num("ns_per_hop_diff");
+    if (f < lo || f > hi || stride != 128 || !std::isfinite(ns)) continue;
+    double hops = double(f) / stride;
+    out.push_back({f, ns, (q->max_us - q->min_us) * 1000 / hops / ns, "pointer_chase " + fmt(double(f) / 1024, 6) + " KiB"});
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.footprint < b.footprint; });
+  while (out.size() > max_points) out.erase(out.begin() + long(out.size() / 2));  // keep the ends
+  return out;
+}
+
+// Simulated ns per hop: (T(F, 128-byte nodes) - T(F, one node)) / (hops - 1); the warm-up is the same.
+std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, const std::vector<std::string>& sets) {
+  std::vector<SimJob> jobs;
+  for (const auto& p : pts) {
+    jobs.push_back({"pointer_chase", {{"footprint_bytes", p.footprint}, {"stride_bytes", 128}}, sets});
+    jobs.push_back({"pointer_chase", {{"footprint_bytes", p.footprint}, {"stride_bytes", p.footprint}}, sets});
+  }
+  auto t = c.times_us(jobs);
+  std::vector<double> ns;
+  for (size_t i = 0; i < pts.size(); ++i) ns.push_back((t[2 * i] - t[2 * i + 1]) * 1000 / double(pts[i].footprint / 128 - 1));
+  return ns;
+}
+
+void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const std::vector<ChasePoint>& pts,
+                 double p0, double p1, const std::string& level, int decimals) {
+  if (pts.empty()) {
+    c.res.notes.push_back(key + ": no pointer_chase points in the " + level + " plateau; not calibrated");
+    return;
+  }
+  std::vector<double> meas, spread;
+  for (const auto& q : pts) meas.push_back(q.ns), spread.push_back(q.spread);
+  auto simulate = [&](double v) {
+    return sim_chase(c, pts, c.with(key, decimals ? as_dec(v, decimals) : as_int(v)));
+  };
+  ResponseFit f = fit_through_model(simulate, meas, spread, p0, p1, Response::kLinear, 1, 100000);
+  CalibratedParam p;
+  p.key = key;
+  p.unit = unit;
+  p.value = f.p;
+  p.se = f.se;
+  p.quantum = decimals ? std::pow(10.0, -decimals) : 1;
+  p.written = decimals ? as_dec(f.p, decimals) : as_int(f.p);
+  p.source = c.data.select("pointer_chase", "twin").front()->file;
+  p.kind = "fit through the model";
+  std::string fps;
+  for (const auto& q : pts) fps += (fps.empty() ? "" : ", ") + fmt(double(q.footprint) / 1024, 6) + " KiB";
+  p.method = "pointer_chase ns per dependent hop (run minus warm-up) in the " + level + " plateau, footprints " + fps +
+             "; the model simulated at two values, solved, verified (" + std::to_string(f.model_runs) + " runs).";
+  p.model_runs = f.model_runs;
+  p.loo_err = rms(f.loo_err);
+  p.loo_note = pts.size() > 1 ? "each footprint predicted from a fit to the others" : "single point: no leave-one-out";
+  std::vector<FitResidual> r;
+  for (size_t i = 0; i < pts.size() && i < f.sim_at_p.size(); ++i) r.push_back({"", pts[i].label, "ns/hop", pts[i].ns, f.sim_at_p[i]});
+  c.add(p, r);
+}
+
+// ---- hbm.bandwidth_gbps: the copy plateau ----
+void fit_bandwidth(Ctx& c) {
+  auto pts = c.data.select("stream_copy", "cold");
+  std::vector<double> bytes, t;
+  for (auto* q : pts)
+    if (q->num("bytes_moved") >= 2.6e8) bytes.push_back(q->num("bytes_moved")), t.push_back(q->time_us);
+  if (bytes.size() < 2) {
+    c.res.notes.push_back("hbm.bandwidth_gbps: fewer than two stream_copy points beyond 256 MB; not calibrated");
+    return;
+  }
+  LineFit mf = fit_line(bytes, t);  // t = a + bytes / BW: the intercept is launch + ramp, the slope 1/BW
+  double bw_meas = 1e-3 / mf.b;     // bytes/us -> GB/s
+  double bw_se = bw_meas * mf.se_b / mf.b;
+  // The model's achieved copy rate: the slope between two simulated sizes beyond its L2.
+  int64_t n1 = c.opt.quick ? (int64_t(1) << 23) : (int64_t(1) << 24), n2 = 2 * n1;
+  auto sim_rate = [&](double v) {
+    auto s = c.with("hbm.bandwidth_gbps", as_dec(v, 1));
+    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
+    return std::vector<double>{double(8 * (n2 - n1)) / (tt[1] - tt[0]) / 1000};  // GB/s
+  };
+  ResponseFit f = fit_through_model(sim_rate, {bw_meas}, {2 * bw_se / bw_meas}, 4800, 4000, Response::kLinear, 100, 20000);
+  CalibratedParam p;
+  p.key = "hbm.bandwidth_gbps";
+  p.unit = "GB/s";
+  p.value = f.p;
+  p.se = f.se * (f.p / bw_meas);
+  p.quantum = 1;
+  p.written = as_int(f.p);
+  p.source = pts.front()->file;
+  p.kind = "fit through the model";
+  p.method = "measured copy plateau 1/slope of time vs bytes over " + std::to_string(bytes.size()) +
+             " sizes >= 256 MB: " + fmt(bw_meas, 5) + " ± " + fmt(bw_se, 2) + " GB/s (intercept " + fmt(mf.a, 3) +
+             " us); config rate chosen so the model's slope between n = " + std::to_string(n1) + " and " +
+             std::to_string(n2) + " equals it (model efficiency " + fmt(bw_meas / f.p * 100, 3) + "% of its config rate).";
+  p.model_runs = f.model_runs;
+  // leave one size out: the plateau slope from the other sizes predicts the left-out size's time
+  std::vector<double> loo;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<double> bx, ty;
+    for (size_t j = 0; j < bytes.size(); ++j)
+      if (j != i) bx.push_back(bytes[j]), ty.push_back(t[j]);
+    LineFit g = bytes.size() > 2 ? fit_line(bx, ty) : LineFit{mf.a, (t[1 - i]) / bytes[1 - i], 0, 0, 0, 1};
+    loo.push_back((g.a + g.b * bytes[i]) / t[i] - 1);
+  }
+  p.loo_err = rms(loo);
+  p.loo_note = "each plateau size's time predicted from the line through the others";
+  c.add(p, {{"", "stream_copy plateau rate", "GB/s", bw_meas, f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
+  // launch overhead cross-check: the copy's intercept, measured against the model's
+  if (auto* lp = const_cast<CalibratedParam*>(c.res.find("launch.overhead_us"))) {
+    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, c.fixed}, {"stream_copy", {{"n", n2}}, c.fixed}});
+    double slope = (tt[1] - tt[0]) / double(8 * (n2 - n1));
+    double a_model = tt[0] - slope * double(8 * n1);
+    lp->loo_note = "the stream_copy intercept (launch + ramp) measured " + fmt(mf.a, 3) + " ± " + fmt(mf.se_a, 2) +
+                   " us, the model with this value " + fmt(a_model, 3) + " us";
+    lp->loo_err = std::fabs(a_model - mf.a) / std::max(1e-9, mf.a);
+  }
+}
+
+// ---- sm.tensor.mma_sync_flops_per_cycle.<dtype>: mma_throughput ----
+void fit_mma(Ctx& c) {
+  static const char* names[] = {"f16", "bf16", "tf32", "e4m3"};
+  int64_t i1 = c.opt.quick ? 8 : 16, i2 = 2 * i1;
+  for (auto* q : c.data.select("mma_throughput")) {
+    int dtype = int(q->num("dtype"));
+    if (dtype < 0 || dtype > 3) continue;
+    std::string key = std::string("sm.tensor.mma_sync_flops_per_cycle.") + names[dtype];
+    if (c.res.find(key)) continue;
+    int64_t iters = int64_t(q->num("iters"));
+    auto simulate = [&](double v) {
+      auto s = c.with(key, as_int(v));
+      auto tt = c.times_us({{"mma_throughput", {{"dtype", dtype}, {"iters", i1}}, s},
+                            {"mma_throughput", {{"dtype", dtype}, {"iters", i2}}, s}});
+      return std::vector<double>{tt[0] + double(iters - i1) * (tt[1] - tt[0]) / double(i2 - i1)};
+    };
+    double prev = c.previous(key);
+    ResponseFit f = fit_through_model(simulate, {q->time_us}, {q->spread()}, prev, prev * 0.6, Response::kInverse, 16, 65536);
+    CalibratedParam p;
+    p.key = key;
+    p.unit = "flop/cycle/SM";
+    p.value = f.p;
+    p.se = f.se;
+    p.quantum = 1;
+    p.written = as_int(f.p);
+    p.source = q->file;
+    p.kind = "fit through the model";
+    p.method = std::string("mma_throughput ") + names[dtype] + " at iters = " + std::to_string(iters) + " (" +
+               fmt(q->time_us, 5) + " us); the model run at iters " + std::to_string(i1) + " and " +
+               std::to_string(i2) + " and extrapolated linearly in iters.";
+    p.model_runs = f.model_runs;
+    p.loo_note = "one point per dtype: no leave-one-out; the repeat spread is the uncertainty";
+    c.add(p, {{"", std::string("mma_throughput ") + names[dtype], "us", q->time_us,
+               f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
+  }
+}
+
+// ---- hbm.burst_bytes from the strided curve: 32 or 64, by the lowest error ----
+void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
+  std::vector<const MeasuredPoint*> pts;
+  for (auto* q : c.data.select("strided_copy", "cold"))
+    if (std::find(strides.begin(), strides.end(), int64_t(q->num("stride"))) != strides.end()) pts.push_back(q);
+  if (pts.empty()) {
+    c.res.notes.push_back("hbm.burst_bytes: no strided_copy points; not calibrated");
+    return;
+  }
+  double best = 1e300, best_b = 32;
+  std::vector<double> best_sim;
+  std::string errs;
+  std::vector<double> per_b_err;
+  for (int b : {32, 64}) {
+    std::vector<SimJob> jobs;
+    for (auto* q : pts)
+      jobs.push_back({"strided_copy", {{"n", int64_t(q->num("n"))}, {"stride", int64_t(q->num("stride"))}},
+                      c.with("hbm.burst_bytes", std::to_string(b))});
+    auto tt = c.times_us(jobs);
+    std::vector<double> e;
+    for (size_t i = 0; i < pts.size(); ++i) e.push_back(tt[i] / pts[i]->time_us - 1);
+    double err = rms(e);
+    per_b_err.push_back(err);
+    errs += (errs.empty() ? "" : ", ") + std::to_string(b) + " B: RMS " + fmt(err * 100, 3) + "%";
+    if (err < best) best = err, best_b = b, best_sim = tt;
+  }
+  CalibratedParam p;
+  p.key = "hbm.burst_bytes";
+  p.unit = "B";
+  p.value = best_b;
+  p.se = 0;
+  p.quantum = 32;
+  p.written = as_int(best_b);
+  p.source = pts.front()->file;
+  p.kind = "chosen by lowest error";
+  std::string ss;
+  for (auto s : strides) ss += (ss.empty() ? "" : ", ") + std::to_string(s);
+  p.method = "strided_copy time at strides " + ss + " (the other strides are held out); " + errs + ".";
+  p.loo_err = best;
+  p.loo_note = "discrete choice: the figure is the RMS time error of the chosen value on the fit strides";
+  std::vector<FitResidual> r;
+  for (size_t i = 0; i < pts.size(); ++i)
+    r.push_back({"", "strided_copy stride " + fmt(pts[i]->num("stride"), 3), "us", pts[i]->time_us, best_sim[i]});
+  c.add(p, r);
+}
+
+}  // namespace
+
+// The strides of strided_copy used to choose hbm.burst_bytes; the others are held out.
+const std::vector<int64_t>& burst_fit_strides() {
+  static const std::vector<int64_t> s = {2, 16};
+  return s;
+}
+
+CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
+                            const CalibrationOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  CalibrationResult res;
+  // Fits read the first batch only (later batches repeat the microbenchmarks as a drift check and
+  // add application kernels, which are never used for fitting).
+  Dataset first = data;
+  first.points.clear();
+  for (const auto& p : data.points)
+    if (p.batch == data.batches.front() || data.batches.front().empty()) first.points.push_back(p);
+  res.notes.push_back("fits read batch " + data.batches.front() + " only");
+  auto root = ConfigNode::load_file(hw_path);
+  SimRunner sim(hw_path, kernels_dir);
+  if (opt.threads) sim.set_threads(opt.threads);
+  Ctx c{first, sim, *root, opt, res, {}};
+  fit_clock(c);
+  read_l2_size(c);
+  fit_launch(c);
+  fit_latency(c, "l1.latency_cycles", "cycles", chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);
+  fit_latency(c, "l2.hit_latency_cycles", "cycles", chase_points(first, 2 << 20, 8 << 20, 3), 200, 300, "L2", 0);
+  int64_t hbm_fp = opt.quick ? (128ll << 20) : (128ll << 20);
+  fit_latency(c, "hbm.latency_ns", "ns", chase_points(first, hbm_fp, hbm_fp, 1), 250, 400, "HBM (far beyond L2)", 1);
+  fit_bandwidth(c);
+  fit_mma(c);
+  fit_burst(c, burst_fit_strides());
+  res.model_runs = sim.runs();
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace gtsim::validation

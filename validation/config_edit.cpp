@@ -1,0 +1,120 @@
+#include "validation/config_edit.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::validation {
+
+namespace {
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\n') {
+      lines.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  lines.push_back(cur);  // the text after the last newline ("" when the file ends with one)
+  return lines;
+}
+
+// Where a comment starts on a line: the first '#' outside quotes preceded by a blank (or at 0).
+size_t comment_start(const std::string& line) {
+  bool sq = false, dq = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == '\'' && !dq) sq = !sq;
+    else if (c == '"' && !sq) dq = !dq;
+    else if (c == '#' && !sq && !dq && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return i;
+  }
+  return std::string::npos;
+}
+
+size_t scalar_end(const std::string& line, size_t start) {
+  size_t i = start;
+  while (i < line.size() && line[i] != ',' && line[i] != '}' && line[i] != ']' && line[i] != ' ' && line[i] != '\t' &&
+         line[i] != '#')
+    ++i;
+  return i;
+}
+}  // namespace
+
+std::string edit_config_text(const std::string& path, const std::vector<ValueEdit>& edits) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(SourcePos{path}, "cannot read config");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto root = ConfigNode::load_file(path);
+  auto lines = split_lines(text);
+  struct At {
+    size_t col;
+    std::string value;
+  };
+  std::map<int, std::vector<At>> per_line;
+  std::map<int, std::vector<std::string>> comments;
+  std::string canon = std::filesystem::weakly_canonical(path).string();
+  for (const auto& e : edits) {
+    const ConfigNode* n = root.get();
+    std::stringstream ks(e.key);
+    std::string part;
+    while (std::getline(ks, part, '.')) {
+      if (!n->is_map() || !n->has(part)) throw InputError(SourcePos{path}, e.key + ": no such key in the config");
+      n = &n->at(part);
+    }
+    if (!n->is_scalar()) n->fail(e.key + ": not a plain value, cannot rewrite it");
+    const SourcePos& p = n->pos();
+    std::error_code ec;
+    if (p.line <= 0 || std::filesystem::weakly_canonical(p.file, ec).string() != canon)
+      throw InputError(p, e.key + ": the value is not written in " + path + " itself (inherited through base:?)");
+    per_line[p.line].push_back({size_t(p.col - 1), e.value});
+    if (!e.comment.empty()) comments[p.line].push_back(e.comment);
+  }
+  for (auto& [line_no, ats] : per_line) {
+    std::string& line = lines.at(size_t(line_no - 1));
+    size_t cstart = comment_start(line);
+    std::string body = cstart == std::string::npos ? line : line.substr(0, cstart);
+    std::sort(ats.begin(), ats.end(), [](const At& a, const At& b) { return a.col > b.col; });
+    for (const auto& a : ats) {
+      size_t end = scalar_end(body, a.col);
+      body = body.substr(0, a.col) + a.value + body.substr(end);
+    }
+    std::string comment;
+    for (const auto& c : comments[line_no]) comment += (comment.empty() ? "" : "; ") + c;
+    if (comment.empty() && cstart != std::string::npos) comment = line.substr(cstart + 2 <= line.size() ? cstart + 2 : cstart + 1);
+    // keep the comment column when the new value still fits before it
+    size_t trimmed = body.find_last_not_of(" \t");
+    std::string code = trimmed == std::string::npos ? "" : body.substr(0, trimmed + 1);
+    if (comment.empty()) {
+      line = code;
+    } else {
+      size_t col = cstart != std::string::npos && cstart > code.size() ? cstart : code.size() + 1;
+      line = code + std::string(col - code.size(), ' ') + "# " + comment;
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) out += lines[i] + (i + 1 < lines.size() ? "\n" : "");
+  return out;
+}
+
+void edit_config_file(const std::string& path, const std::vector<ValueEdit>& edits) {
+  std::string text = edit_config_text(path, edits);
+  std::string tmp = path + ".tmp-calibrate";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw InputError(SourcePos{path}, "cannot write config");
+    out << text;
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace gtsim::validation

@@ -1,0 +1,299 @@
+#include "validation/fidelity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "kernels_ir/ast.hpp"
+#include "kernels_ir/counts.hpp"
+#include "sim/config.hpp"
+#include "validation/simrun.hpp"
+
+namespace gtsim::validation {
+
+std::string twin_kernel_name(const std::string& mangled) {
+  auto at = mangled.find("twins");
+  if (at == std::string::npos) return "";
+  size_t i = at + 5, len = 0;
+  while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i]))) len = len * 10 + size_t(mangled[i++] - '0');
+  return len && i + len <= mangled.size() ? mangled.substr(i, len) : "";
+}
+
+std::vector<PtxasEntry> parse_ptxas(const std::string& text) {
+  std::vector<PtxasEntry> out;
+  std::istringstream in(text);
+  std::string line, current;
+  static const std::regex fn(R"(Function properties for (\S+))"), used(R"(Used (\d+) registers(.*))"),
+      smem(R"((\d+) bytes smem)");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, fn)) current = m[1];
+    else if (std::regex_search(line, m, used) && !current.empty()) {
+      PtxasEntry e;
+      e.function = current;
+      e.kernel = twin_kernel_name(current);
+      e.regs = std::stoi(m[1]);
+      std::string rest = m[2];
+      std::smatch s;
+      if (std::regex_search(rest, s, smem)) e.smem = std::stoi(s[1]);
+      out.push_back(e);
+      current.clear();
+    }
+  }
+  return out;
+}
+
+std::string sass_class(const std::string& op) {
+  std::string base = op.substr(0, op.find('.'));
+  static const std::map<std::string, std::string> m = {
+      {"FFMA", "fp32"}, {"FADD", "fp32"}, {"FMUL", "fp32"}, {"FMNMX", "fp32"}, {"FSWZADD", "fp32"},
+      {"HFMA2", "fp16"}, {"HADD2", "fp16"}, {"HMUL2", "fp16"}, {"DFMA", "fp64"}, {"DADD", "fp64"}, {"DMUL", "fp64"},
+      {"MUFU", "sfu"}, {"SHFL", "shuffle"}, {"HMMA", "mma"}, {"IMMA", "mma"}, {"QMMA", "mma"}, {"HGMMA", "wgmma"},
+      {"LDG", "ld_global"}, {"STG", "st_global"}, {"RED", "atom_global"}, {"ATOMG", "atom_global"}, {"ATOM", "atom_global"},
+      {"LDS", "ld_shared"}, {"STS", "st_shared"}, {"ATOMS", "atom_shared"}, {"LDSM", "ldmatrix"}, {"STSM", "stmatrix"},
+      {"LDGSTS", "cp_async"}, {"LDGDEPBAR", "cp_async_commit"}, {"DEPBAR", "cp_async_wait"}, {"BAR", "bar_sync"},
+      {"BRA", "control"}, {"EXIT", "control"}, {"NOP", "control"}, {"BSSY", "control"}, {"BSYNC", "control"},
+      {"WARPSYNC", "control"}, {"BPT", "control"}, {"RET", "control"}, {"CALL", "control"}, {"YIELD", "control"},
+      {"CCTL", "control"}, {"ERRBAR", "control"}, {"MEMBAR", "control"}, {"LDC", "control"}, {"ULDC", "control"}};
+  auto it = m.find(base);
+  if (it != m.end()) return it->second;
+  if (!base.empty() && base[0] == 'U') return "control";  // uniform-datapath ops: not per-thread work
+  return "int";
+}
+
+std::vector<SassFunction> parse_sass(const std::string& text) {
+  std::vector<SassFunction> out;
+  struct Inst {
+    long addr;
+    std::string op;
+    long target = -1;
+  };
+  std::vector<Inst> insts;
+  std::string fname;
+  auto flush = [&]() {
+    if (fname.empty()) return;
+    SassFunction f;
+    f.function = fname;
+    f.kernel = twin_kernel_name(fname);
+    for (const auto& i : insts)
+      if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
+    // innermost loops: backward branches whose region holds no other backward branch
+    long best_lo = -1, best_hi = -1;
+    int best_key = -1;
+    for (const auto& b : insts) {
+      if (b.target < 0 || b.target > b.addr) continue;
+      bool inner = true;
+      for (const auto& o : insts)
+        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr && o.target >= b.target)
+          inner = false;
+      if (!inner) continue;
+      int key = 0;
+      for (const auto& i : insts)
+        if (i.addr >= b.target && i.addr <= b.addr && sass_class(i.op) != "control" && sass_class(i.op) != "int") ++key;
+      if (key > best_key) best_key = key, best_lo = b.target, best_hi = b.addr;
+    }
+    if (best_lo >= 0) {
+      f.has_loop = true;
+      for (const auto& i : insts)
+        if (i.addr >= best_lo && i.addr <= best_hi && sass_class(i.op) != "control") f.loop_hist[sass_class(i.op)]++;
+    }
+    out.push_back(std::move(f));
+    insts.clear();
+    fname.clear();
+  };
+  std::istringstream in(text);
+  std::string line;
+  static const std::regex fn(R"(Function : (\S+))"),
+      ins(R"(/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);)"), tgt(R"(0x([0-9a-f]+))");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, fn)) {
+      flush();
+      fname = m[1];
+    } else if (!fname.empty() && std::regex_search(line, m, ins)) {
+      Inst i{std::stol(m[1], nullptr, 16), m[2]};
+      std::string rest = m[3];
+      std::smatch t;
+      if (i.op.rfind("BRA", 0) == 0 && std::regex_search(rest, t, tgt)) i.target = std::stol(t[1], nullptr, 16);
+      insts.push_back(i);
+    }
+  }
+  flush();
+  return out;
+}
+
+std::string read_gz(const std::string& path) {
+  if (!std::filesystem::exists(path)) return "";
+  std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::string out;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+std::string run_ptxas(const std::string& nvcc, const std::string& cuda_dir) {
+  namespace fs = std::filesystem;
+  if (nvcc.empty() || !fs::is_directory(cuda_dir)) return "";
+  std::string all;
+  std::vector<fs::path> srcs;
+  for (const auto& e : fs::directory_iterator(cuda_dir))
+    if (e.path().extension() == ".cu") srcs.push_back(e.path());
+  std::sort(srcs.begin(), srcs.end());
+  for (const auto& s : srcs) {
+    std::string cmd = "'" + nvcc + "' -O3 -std=c++17 -arch=sm_90 -Xptxas -v -c '" + s.string() + "' -o /dev/null 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) continue;
+    char buf[4096];
+    size_t n;
+    all += "== " + s.filename().string() + "\n";
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) all.append(buf, n);
+    pclose(p);
+  }
+  return all;
+}
+
+std::vector<std::string> FidelityReport::failed_kernels() const {
+  std::set<std::string> s;
+  for (const auto& t : twins)
+    if (t.sass_checked && !t.sass_ok) s.insert(t.kernel);
+  return {s.begin(), s.end()};
+}
+
+nlohmann::json FidelityReport::to_json() const {
+  nlohmann::json j;
+  j["ptxas_source"] = ptxas_source;
+  j["twins"] = nlohmann::json::array();
+  for (const auto& t : twins)
+    j["twins"].push_back({{"kernel", t.kernel}, {"function", t.function}, {"ir_regs", t.ir_regs}, {"twin_regs", t.twin_regs},
+                          {"ir_smem", t.ir_smem}, {"twin_smem", t.twin_smem}, {"regs_equal", t.regs_equal},
+                          {"smem_equal", t.smem_equal}, {"occupancy_equal", t.occupancy_equal},
+                          {"ir_ctas_per_sm", t.ir_ctas_per_sm}, {"twin_ctas_per_sm", t.twin_ctas_per_sm},
+                          {"sass_checked", t.sass_checked}, {"sass_ok", t.sass_ok}, {"sass_worst_pct", t.sass_worst * 100},
+                          {"sass", t.sass_detail}, {"note", t.note}});
+  j["excluded_kernels"] = failed_kernels();
+  j["notes"] = notes;
+  return j;
+}
+
+namespace {
+// CTAs per SM from registers, shared memory, threads and CTA slots (the occupancy calculator's rules).
+int ctas_per_sm(const ConfigNode& hw, int regs, int smem, int threads) {
+  const ConfigNode& sm = hw.at("sm");
+  int max_threads = sm.param<int>("max_threads").get(), max_ctas = sm.param<int>("max_ctas").get();
+  int regfile = sm.param<int>("registers").get(), unit = sm.param<int>("reg_alloc_unit").or_default(256);
+  int warps = (threads + 31) / 32;
+  int per_warp = ((std::max(regs, 1) * 32 + unit - 1) / unit) * unit;
+  int by_regs = regfile / std::max(1, per_warp * warps);
+  int by_threads = max_threads / std::max(1, threads);
+  int smem_max = sm.at("shared").param<int>("max_per_cta_bytes").get() + 1024;
+  int by_smem = smem > 0 ? smem_max / (smem + 1024) : max_ctas;
+  return std::max(0, std::min({by_regs, by_threads, max_ctas, by_smem}));
+}
+
+ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
+  if (k == "mma_throughput") {
+    int dt = 1;
+    auto at = fn.find("ILi");
+    if (at != std::string::npos) dt = fn[at + 3] - '0';
+    return {{"dtype", dt}, {"iters", 2}};
+  }
+  if (k == "fixed_work") return {{"ctas", 1}, {"work", 8}};
+  if (k == "divergence") return {{"ways", 2}, {"work", 8}};
+  if (k == "bank_conflicts") return {{"iters", 16}};
+  if (k == "stream_copy") return {{"n", 4096}};
+  if (k == "strided_copy") return {{"n", 2048}, {"stride", 2}};
+  if (k == "pointer_chase") return {{"footprint_bytes", 4096}};
+  return {};
+}
+}  // namespace
+
+FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& ptxas_source,
+                              const std::string& sass_text, SimRunner& sim, const std::string& hw_path) {
+  FidelityReport r;
+  r.ptxas_source = ptxas_source;
+  auto hw = ConfigNode::load_file(hw_path);
+  auto sass = parse_sass(sass_text);
+  if (sass_text.empty()) r.notes.push_back("no SASS recorded: the main-loop histogram check was not run");
+  for (const auto& e : parse_ptxas(ptxas_text)) {
+    if (e.kernel.empty() || !sim.has_kernel(e.kernel)) continue;
+    if (e.function.find("ILb1E") != std::string::npos) continue;  // the clock64-timed chase, not the twin
+    TwinCheck t;
+    t.kernel = e.kernel;
+    t.function = e.function;
+    t.twin_regs = e.regs;
+    t.twin_smem = e.smem;
+    std::shared_ptr<const ir::Program> prog;
+    try {
+      prog = sim.program_for(e.kernel, cheap_params(e.kernel, e.function));
+    } catch (const std::exception& ex) {
+      t.note = std::string("IR kernel does not build: ") + ex.what();
+      r.twins.push_back(t);
+      continue;
+    }
+    t.ir_regs = int(prog->regs_per_thread());
+    t.ir_smem = int(prog->shared_bytes());
+    t.regs_equal = t.ir_regs == t.twin_regs;
+    t.smem_equal = t.ir_smem == t.twin_smem;
+    int threads = int(prog->threads_per_cta());
+    t.ir_ctas_per_sm = ctas_per_sm(*hw, t.ir_regs, t.ir_smem, threads);
+    t.twin_ctas_per_sm = ctas_per_sm(*hw, t.twin_regs, t.twin_smem, threads);
+    t.occupancy_equal = t.ir_ctas_per_sm == t.twin_ctas_per_sm;
+    for (const auto& f : sass) {
+      if (f.function != e.function) continue;
+      t.sass_checked = true;
+      auto counts = ir::count_instructions(*prog);
+      // the IR's main loop: the static body with the most non-integer work; no loop -> per-warp dynamic counts
+      std::map<std::string, double> ir;
+      const ir::InstructionCounts::Body* best = nullptr;
+      uint64_t best_key = 0;
+      for (const auto& b : counts.static_bodies) {
+        if (b.where == "kernel") continue;
+        uint64_t key = 0;
+        for (size_t c = 0; c < b.per_class.size(); ++c)
+          if (ir::OpClass(c) != ir::OpClass::kInt) key += b.per_class[c];
+        if (key > best_key) best_key = key, best = &b;
+      }
+      bool loop = f.has_loop && best != nullptr;
+      for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c) {
+        double v = loop ? double(best->per_class[c]) : double(counts.dynamic[c]) / double(std::max<uint64_t>(1, counts.warps));
+        if (v > 0) ir[std::string(ir::op_class_name(ir::OpClass(c)))] += v;
+      }
+      const auto& h = loop ? f.loop_hist : f.whole_hist;
+      double ir_key = 0, sass_key = 0;
+      std::set<std::string> classes;
+      for (const auto& [k, v] : ir)
+        if (k != "int" && k != "exit") ir_key += v, classes.insert(k);
+      for (const auto& [k, v] : h)
+        if (k != "int") sass_key += v, classes.insert(k);
+      double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
+      double worst = 0;
+      nlohmann::json d = nlohmann::json::object();
+      for (const auto& k : classes) {
+        if (k == "exit") continue;
+        double iv = ir.count(k) ? ir[k] * unroll : 0, sv = h.count(k) ? h.at(k) : 0;
+        double rel = iv > 0 ? std::fabs(sv - iv) / iv : (sv > 0 ? sv / std::max(1.0, sass_key) : 0);
+        // a class absent from the IR fails when it is over 10% of the loop's non-integer work
+        worst = std::max(worst, rel);
+        d[k] = {{"ir_x_unroll", iv}, {"sass", sv}, {"rel_diff_pct", rel * 100}};
+      }
+      d["int (not gated)"] = {{"ir_x_unroll", (ir.count("int") ? ir["int"] : 0) * unroll}, {"sass", h.count("int") ? h.at("int") : 0}};
+      d["scope"] = loop ? "innermost SASS loop vs the IR loop body with the most non-integer work" : "whole function vs IR per-warp dynamic counts";
+      d["unroll"] = unroll;
+      t.sass_detail = d;
+      t.sass_worst = worst;
+      t.sass_ok = worst <= 0.10 + 1e-9;
+    }
+    r.twins.push_back(t);
+  }
+  return r;
+}
+
+}  // namespace gtsim::validation

@@ -1,0 +1,72 @@
+// Twin fidelity: is the CUDA twin the same program as the IR kernel?
+//  - registers and shared memory from ptxas -v (recorded on the device, or compiled here when nvcc
+//    exists) against the IR header (regs, shared);
+//  - the main-loop SASS instruction histogram by class (cuobjdump --dump-sass, recorded with the
+//    data) against the IR's static instruction counts of its main loop, within 10% per class.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels_ir/exec/dyn_inst.hpp"
+
+namespace gtsim::validation {
+
+class SimRunner;
+
+struct PtxasEntry {
+  std::string function;  // mangled name
+  std::string kernel;    // twin name: "bank_conflicts"
+  int regs = 0;
+  int smem = 0;
+};
+std::vector<PtxasEntry> parse_ptxas(const std::string& text);
+
+struct SassFunction {
+  std::string function, kernel;
+  std::map<std::string, int> loop_hist;   // main loop, by IR class name ("ffma" -> fp32 ...); "control" excluded
+  std::map<std::string, int> whole_hist;  // the whole function
+  bool has_loop = false;
+};
+std::vector<SassFunction> parse_sass(const std::string& text);
+// Class of a SASS opcode by the IR's OpClass names ("fp32", "ld_global", ...); "control" or "int".
+std::string sass_class(const std::string& opcode);
+// The twin's kernel name from a mangled name ("_ZN5twins14bank_conflictsEPfii" -> "bank_conflicts").
+std::string twin_kernel_name(const std::string& mangled);
+
+struct TwinCheck {
+  std::string kernel, function;
+  int ir_regs = 0, twin_regs = 0, ir_smem = 0, twin_smem = 0;
+  bool regs_equal = false, smem_equal = false;
+  bool occupancy_equal = false;       // the same CTAs per SM on the config despite a register difference
+  int ir_ctas_per_sm = 0, twin_ctas_per_sm = 0;
+  bool sass_checked = false, sass_ok = false;
+  double sass_worst = 0;              // worst relative class difference (gated classes)
+  nlohmann::json sass_detail = nlohmann::json::object();
+  std::string note;
+};
+
+struct FidelityReport {
+  std::string ptxas_source;           // "recorded: <file>" or "nvcc -Xptxas -v (here)"
+  std::vector<TwinCheck> twins;
+  std::vector<std::string> notes;
+  // Kernels whose twin fails the SASS check: their points are excluded from accuracy.
+  std::vector<std::string> failed_kernels() const;
+  nlohmann::json to_json() const;
+};
+
+// ptxas_text: recorded ptxas -v output; sass_text: cuobjdump --dump-sass output (may be empty).
+// `hw` is used for the occupancy comparison (registers per SM, allocation unit, threads, CTA slots).
+FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& ptxas_source,
+                              const std::string& sass_text, SimRunner& sim, const std::string& hw_path);
+
+// Reads a .gz file through gzip -dc ("" when that fails).
+std::string read_gz(const std::string& path);
+// Compiles validation/cuda/*.cu with `nvcc -arch=sm_90 -Xptxas -v` and returns the ptxas output
+// ("" when nvcc or a source is missing).
+std::string run_ptxas(const std::string& nvcc, const std::string& cuda_dir);
+
+}  // namespace gtsim::validation

@@ -1,0 +1,149 @@
+#include "validation/measured.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/error.hpp"
+
+namespace gtsim::validation {
+namespace fs = std::filesystem;
+
+double MeasuredPoint::num(const std::string& col) const {
+  auto it = cols.find(col);
+  if (it == cols.end()) return std::nan("");
+  auto v = parse_number(it->second);
+  return v ? *v : std::nan("");
+}
+
+std::string MeasuredPoint::label() const {
+  std::string s = kernel + "/" + variant;
+  static const std::set<std::string> skip = {"batch", "kernel", "variant", "grid", "block", "check", "repeats",
+                                             "launches_per_rep", "median_us", "min_us", "max_us", "graph_median_us"};
+  static const std::set<std::string> keys = {"n", "stride", "footprint_bytes", "ways", "ctas", "dtype", "M", "N", "K",
+                                             "m", "k", "rows", "cols", "seq", "heads", "batch_size", "config"};
+  for (const auto& [k, v] : cols)
+    if (keys.count(k) && !skip.count(k)) s += " " + k + "=" + v;
+  return s;
+}
+
+std::vector<const MeasuredPoint*> Dataset::select(const std::string& kernel, const std::string& variant) const {
+  std::vector<const MeasuredPoint*> out;
+  for (const auto& p : points)
+    if (p.kernel == kernel && (variant.empty() || p.variant == variant)) out.push_back(&p);
+  return out;
+}
+
+std::string Dataset::cite(const std::string& batch, const std::string& name) const {
+  std::string d = fs::path(dir).lexically_normal().generic_string();
+  while (!d.empty() && d.back() == '/') d.pop_back();
+  auto at = d.find("validation/data/");
+  std::string base = at == std::string::npos ? d : d.substr(at);
+  return base + "/" + (batch.empty() ? "" : batch + "/") + name;
+}
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::set<std::string> kNotPoints = {"manifest.csv", "canary.csv", "clocks.csv", "ncu.csv", "nvidia_smi.csv"};
+
+void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
+  std::vector<fs::path> csvs;
+  for (const auto& e : fs::directory_iterator(bdir))
+    if (e.is_regular_file() && e.path().extension() == ".csv") csvs.push_back(e.path());
+  std::sort(csvs.begin(), csvs.end());
+  for (const auto& f : csvs) {
+    std::string name = f.filename().string();
+    if (name == "clocks.csv") {
+      CsvTable t = read_csv(f.string());
+      for (size_t r = 0; r < t.rows.size(); ++r) {
+        if (t.get(r, "variant") != "micro") continue;  // the clocks read between loaded points
+        if (auto v = t.number(r, "sm_mhz_probe")) ds.clock_probe_mhz.push_back(*v);
+        if (auto v = t.number(r, "sm_mhz_nvml")) ds.clock_nvml_mhz.push_back(*v);
+      }
+      continue;
+    }
+    if (name == "ncu.csv") {
+      ds.ncu.push_back(read_csv(f.string()));
+      continue;
+    }
+    if (kNotPoints.count(name)) continue;
+    CsvTable t = read_csv(f.string());
+    if (!t.has("kernel") || !t.has("median_us")) continue;
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      MeasuredPoint p;
+      p.file = ds.cite(batch, name);
+      p.row = r;
+      p.cols = t.row_map(r);
+      p.batch = t.get(r, "batch").empty() ? batch : t.get(r, "batch");
+      p.kernel = t.get(r, "kernel");
+      p.variant = t.get(r, "variant");
+      if (t.get(r, "check") != "" && t.get(r, "check") != "ok") continue;  // failed correctness check
+      double med = t.number(r, "median_us").value_or(0);
+      double graph = t.number(r, "graph_median_us").value_or(0);
+      p.graph_timed = graph > 0;
+      p.time_us = p.graph_timed ? graph : med;
+      double scale = p.graph_timed && med > 0 ? graph / med : 1.0;
+      p.min_us = t.number(r, "min_us").value_or(med) * scale;
+      p.max_us = t.number(r, "max_us").value_or(med) * scale;
+      p.repeats = int(t.number(r, "repeats").value_or(0));
+      double b = t.number(r, "sm_mhz_before").value_or(0), a = t.number(r, "sm_mhz_after").value_or(b);
+      p.sm_mhz = (a + b) / 2;
+      if (p.time_us > 0) ds.points.push_back(std::move(p));
+    }
+  }
+  if (fs::exists(bdir / "device.json") && ds.device.is_null()) {
+    try {
+      ds.device = nlohmann::json::parse(slurp(bdir / "device.json"));
+    } catch (const std::exception& e) {
+      throw InputError(SourcePos{(bdir / "device.json").string()}, std::string("bad JSON: ") + e.what());
+    }
+  }
+  if (fs::exists(bdir / "ptxas.txt")) ds.ptxas_text[batch] = slurp(bdir / "ptxas.txt");
+  if (fs::exists(bdir / "sass.txt.gz")) ds.sass_path[batch] = (bdir / "sass.txt.gz").string();
+}
+}  // namespace
+
+Dataset load_dataset(const std::string& dir) {
+  Dataset ds;
+  ds.dir = dir;
+  if (!fs::is_directory(dir)) throw InputError(SourcePos{dir}, "measured data: not a folder");
+  std::vector<std::string> subs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory()) subs.push_back(e.path().filename().string());
+  std::sort(subs.begin(), subs.end());
+  for (const auto& b : subs) {
+    bool any = false;
+    for (const auto& e : fs::directory_iterator(fs::path(dir) / b)) any = any || e.path().extension() == ".csv";
+    if (!any) continue;
+    ds.batches.push_back(b);
+    load_batch(ds, fs::path(dir) / b, b);
+  }
+  if (ds.batches.empty()) {  // the CSVs lie in `dir` itself
+    ds.batches.push_back("");
+    load_batch(ds, fs::path(dir), "");
+  }
+  if (ds.points.empty()) throw InputError(SourcePos{dir}, "measured data: no kernel CSV (with kernel and median_us columns)");
+  return ds;
+}
+
+ir::ParamValues bind_params(const MeasuredPoint& p, const std::vector<std::string>& kernel_params) {
+  static const std::map<std::string, int64_t> dtypes = {{"f16", 0}, {"bf16", 1}, {"tf32", 2}, {"e4m3", 3}};
+  ir::ParamValues out;
+  for (const auto& name : kernel_params) {
+    auto it = p.cols.find(name);
+    if (it == p.cols.end() || it->second.empty()) continue;
+    if (auto v = parse_number(it->second)) out[name] = int64_t(std::llround(*v));
+    else if (name == "dtype" && dtypes.count(it->second)) out[name] = dtypes.at(it->second);
+  }
+  return out;
+}
+
+}  // namespace gtsim::validation

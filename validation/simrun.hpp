@@ -1,0 +1,71 @@
+// Runs IR kernels on the GPU model for calibration and validation: a config file plus --set style
+// overrides, kernels from kernels_ir/lib by name, results memoized per (kernel, params, overrides),
+// and batches run on several threads (each run builds its own Simulation, so runs are independent).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels_ir/exec/program.hpp"
+#include "models/gpu/gpu_model.hpp"
+
+namespace gtsim::ir {
+struct Kernel;
+}
+
+namespace gtsim::validation {
+
+struct SimJob {
+  std::string kernel;                 // name in kernels_ir/lib (without .kir)
+  ir::ParamValues params;
+  std::vector<std::string> sets;      // config overrides "a.b=value"
+  int repeat_launches = 1;            // >1: run the kernel this many times on one machine (L2 stays warm),
+                                      // report the last (the "hot" measurements)
+};
+
+struct SimOutcome {
+  bool ok = false;
+  std::string error;
+  gpu::KernelResult result;
+};
+
+class SimRunner {
+ public:
+  SimRunner(std::string hw_path, std::string kernels_dir, std::vector<std::string> base_sets = {});
+  ~SimRunner();
+
+  // Parameter names of a library kernel (throws InputError when the kernel does not exist).
+  std::vector<std::string> kernel_params(const std::string& kernel);
+  bool has_kernel(const std::string& kernel) const;
+
+  // The bound program (cached; shareable across threads).
+  std::shared_ptr<const ir::Program> program_for(const std::string& kernel, const ir::ParamValues& params);
+  SimOutcome run(const SimJob& job);
+  std::vector<SimOutcome> run_all(const std::vector<SimJob>& jobs);  // in parallel, results in order
+
+  void set_threads(unsigned n) { threads_ = n ? n : 1; }
+  const std::string& hw_path() const { return hw_; }
+  size_t runs() const { return runs_; }
+  double sim_seconds() const { return sim_seconds_; }
+
+ private:
+  std::shared_ptr<const ir::Kernel> parsed(const std::string& kernel);
+  std::string hw_, kdir_;
+  std::vector<std::string> base_sets_;
+  unsigned threads_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const ir::Kernel>> kernels_;
+  std::map<std::string, std::shared_ptr<const ir::Program>> programs_;
+  std::map<std::string, SimOutcome> memo_;
+  size_t runs_ = 0;
+  double sim_seconds_ = 0;
+};
+
+// kernels_ir/lib of the source tree: searched upwards from `start` (a file or folder), then from
+// the working folder, then the tree this binary was built from. Empty when not found.
+std::string find_kernels_dir(const std::string& start);
+
+}  // namespace gtsim::validation

@@ -1,0 +1,356 @@
+#include "validation/validate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "validation/calibrate.hpp"
+#include "validation/fitmath.hpp"
+
+namespace gtsim::validation {
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::set<std::string> kMicro = {"empty", "stream_copy", "strided_copy", "pointer_chase", "divergence",
+                                      "bank_conflicts", "fixed_work", "mma_throughput"};
+// Linear loop-trip parameters: the model runs at two small values and is extrapolated (said in the report).
+struct Scale {
+  const char* param;
+  int64_t w1, w2;
+};
+const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 32, 64}}, {"divergence", {"work", 16, 32}},
+                                              {"bank_conflicts", {"iters", 16, 32}}, {"mma_throughput", {"iters", 16, 32}}};
+
+struct Plan {
+  std::vector<SimJob> jobs;
+  std::function<double(const std::vector<SimOutcome>&)> combine;
+  std::string note;
+};
+
+bool all_ok(const std::vector<SimOutcome>& o) {
+  for (const auto& x : o)
+    if (!x.ok) return false;
+  return true;
+}
+
+// Which fit used the point (mirrors calibrate.cpp's selections).
+std::string role_of(const MeasuredPoint& p) {
+  if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
+  if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
+  if (p.kernel == "mma_throughput") return "calibration";
+  if (p.kernel == "stream_copy") return p.variant == "cold" && p.num("bytes_moved") >= 2.6e8 ? "calibration" : "fit-benchmark";
+  if (p.kernel == "pointer_chase") {
+    if (p.variant != "twin") return "excluded";
+    double f = p.num("footprint_bytes");
+    bool fit = (f >= 16384 && f <= 65536) || (f >= (2 << 20) && f <= (8 << 20)) || f == double(128ll << 20);
+    return fit ? "calibration" : "fit-benchmark";
+  }
+  if (p.kernel == "strided_copy") {
+    int64_t s = int64_t(p.num("stride"));
+    for (int64_t f : {2, 16})
+      if (s == f) return "calibration";
+    return "held-out";
+  }
+  return "held-out";
+}
+
+double nan() { return std::nan(""); }
+}  // namespace
+
+ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
+                          const ValidationOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  ValidationReport rep;
+  rep.hw = hw_path;
+  rep.data = data.dir;
+  SimRunner sim(hw_path, kernels_dir, opt.calibration_overrides);
+  if (opt.threads) sim.set_threads(opt.threads);
+  bool apps = false;
+  for (const auto& p : data.points) apps = apps || (!kMicro.count(p.kernel) && sim.has_kernel(p.kernel));
+  rep.heldout_kind = apps ? "application kernels" : "unused microbenchmarks";
+  if (apps)
+    rep.notes.push_back("Held-out families: the application kernels that have an IR twin (batch b2) and the microbenchmark "
+                        "families calibration does not use. Batch b2's repeats of the microbenchmarks are listed as "
+                        "held-out-repeat (same programs as b1; a drift check), not counted.");
+  if (!apps)
+    rep.notes.push_back("No application-kernel data (batch b2) yet: the held-out figures are the microbenchmark families "
+                        "that calibration does not use (fixed_work, divergence, bank_conflicts, strided_copy at strides "
+                        "other than 2 and 16). They are weaker evidence than application kernels.");
+  // host launch floor: back-to-back stream launches of the empty kernel
+  std::vector<double> host;
+  for (auto* q : data.select("empty", "back_to_back")) host.push_back(q->time_us);
+  double host_floor = host.empty() ? 0 : median(host);
+  // twin fidelity
+  std::string ptxas, sass;
+  for (const auto& [b, t] : data.ptxas_text) ptxas += t;
+  for (const auto& [b, path] : data.sass_path) sass += read_gz(path);
+  std::string src = data.ptxas_text.empty() ? "none recorded" : "recorded: " + data.cite(data.ptxas_text.begin()->first, "ptxas.txt");
+  rep.fidelity = check_fidelity(ptxas, src, sass, sim, hw_path);
+  auto failed = rep.fidelity.failed_kernels();
+
+  // sampling of long sweeps: fixed_work keeps the points at and next to every wave boundary
+  int64_t sms = data.device.value("sm_count", 132);
+  auto keep_fixed = [&](int64_t ctas) {
+    int64_t r = ctas % sms;
+    return ctas <= 2 || r == 0 || r == 1 || r == sms / 2 || (opt.quick ? false : (r == 2 || r == sms - 1));
+  };
+  int64_t copy_max = opt.quick ? (int64_t(1) << 22) : (int64_t(1) << 24);
+  int64_t chase_max_hops = opt.quick ? 20000 : 70000;
+
+  std::vector<PointResult> pts;
+  std::vector<Plan> plans;
+  std::map<std::string, std::set<std::string>> sampled_out;
+  for (const auto& p : data.points) {
+    PointResult r;
+    r.m = &p;
+    r.family = p.kernel;
+    r.role = sim.has_kernel(p.kernel) ? role_of(p) : "excluded";
+    r.meas = p.time_us;
+    r.meas_spread = p.max_us - p.min_us;
+    if (!sim.has_kernel(p.kernel)) r.reason = "no IR kernel of that name";
+    else if (p.kernel == "empty" && p.variant != "graph_replay") r.reason = "host-side launch measurement, not a GPU time";
+    else if (p.kernel == "pointer_chase" && p.variant != "twin") r.reason = "clock64-timed variant (a different program)";
+    else if (std::find(failed.begin(), failed.end(), p.kernel) != failed.end()) r.role = "excluded", r.reason = "twin fails the SASS fidelity check";
+    else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
+      r.role = "excluded", r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
+    ir::ParamValues params;
+    if (r.reason.empty()) params = bind_params(p, sim.kernel_params(p.kernel));
+    Plan plan;
+    if (r.reason.empty()) {
+      if (p.kernel == "pointer_chase") {
+        int64_t f = params["footprint_bytes"], s = params.count("stride_bytes") ? params["stride_bytes"] : 128;
+        r.quantity = "latency", r.unit = "ns/hop";
+        r.meas = p.num("ns_per_hop_diff");
+        r.meas_spread = (p.max_us - p.min_us) * 1000 / double(f / s);
+        if (f / s > chase_max_hops || f / s < 64) r.reason = "not simulated (sampling: hop count outside the run budget)";
+        plan.jobs = {{"pointer_chase", params, {}}, {"pointer_chase", {{"footprint_bytes", f}, {"stride_bytes", f}}, {}}};
+        double hops = double(f / s);
+        plan.combine = [hops](const std::vector<SimOutcome>& o) {
+          return (o[0].result.time_us - o[1].result.time_us) * 1000 / (hops - 1);
+        };
+      } else if (kScaled.count(p.kernel)) {
+        auto sc = kScaled.at(p.kernel);
+        int64_t W = params[sc.param];
+        if (p.kernel == "fixed_work" && !keep_fixed(params["ctas"])) r.reason = "not simulated (sampling)";
+        auto a = params, b = params;
+        a[sc.param] = sc.w1;
+        b[sc.param] = sc.w2;
+        plan.jobs = {{p.kernel, a, {}}, {p.kernel, b, {}}};
+        plan.combine = [W, sc](const std::vector<SimOutcome>& o) {
+          return o[0].result.time_us + double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
+        };
+        plan.note = std::string("simulated at ") + sc.param + " = " + std::to_string(sc.w1) + ", " + std::to_string(sc.w2) +
+                    ", extrapolated linearly to " + std::to_string(W);
+      } else {
+        if ((p.kernel == "stream_copy" || p.kernel == "strided_copy") && params["n"] > (p.kernel == "stream_copy" ? copy_max : (int64_t(1) << 24)))
+          r.reason = "not simulated (size beyond the run budget)";
+        if (opt.quick && p.kernel == "strided_copy") r.reason = "not simulated (quick run)";
+        if (p.kernel == "gemm_tiled") {
+          double mnk = p.num("M") * p.num("N") * p.num("K");
+          int64_t m8 = int64_t(p.num("M")) % 8;
+          bool keep = mnk <= 1.1e9 || (mnk <= 2.2e9 && (m8 == 0 || m8 == 1));
+          if (!keep || opt.quick) r.reason = "not simulated (sampling: GEMMs up to 1024^3, and to 1300^3 at M % 8 in {0, 1})";
+        }
+        plan.jobs = {{p.kernel, params, {}, p.variant == "hot" ? 2 : 1}};
+        plan.combine = [](const std::vector<SimOutcome>& o) { return o[0].result.time_us; };
+      }
+    }
+    if (!r.reason.empty() && r.role != "excluded") {
+      sampled_out[r.family].insert(r.reason);
+      r.role = "excluded";
+    }
+    r.sim_note = plan.note;
+    pts.push_back(r);
+    plans.push_back(plan);
+  }
+  // run every job once (memoized), in parallel
+  std::vector<SimJob> all;
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (pts[i].reason.empty()) all.insert(all.end(), plans[i].jobs.begin(), plans[i].jobs.end());
+  sim.run_all(all);
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (!pts[i].reason.empty()) continue;
+    std::vector<SimOutcome> o;
+    for (const auto& j : plans[i].jobs) o.push_back(sim.run(j));
+    if (!all_ok(o)) {
+      pts[i].role = "excluded";
+      for (const auto& x : o)
+        if (!x.ok) pts[i].reason = "simulation failed: " + x.error;
+      continue;
+    }
+    pts[i].sim = plans[i].combine(o);
+    pts[i].sim_waves = o[0].result.waves;
+    pts[i].sim_counters = o[0].result.metrics;
+    pts[i].meas_waves = pts[i].m->num("waves");
+  }
+  // sweeps: (file, variant, the other varying parameters); x = the parameter with the most values
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < pts.size(); ++i) groups[pts[i].m->file + "|" + pts[i].m->variant].push_back(i);
+  for (auto& [g, idx] : groups) {
+    const std::string kernel = pts[idx[0]].m->kernel;
+    if (!sim.has_kernel(kernel)) continue;
+    auto names = sim.kernel_params(kernel);
+    std::string xname;
+    size_t most = 1;
+    for (const auto& n : names) {
+      std::set<std::string> vals;
+      for (size_t i : idx) vals.insert(pts[i].m->cols.count(n) ? pts[i].m->cols.at(n) : "");
+      if (vals.size() > most) most = vals.size(), xname = n;
+    }
+    for (size_t i : idx) {
+      std::string key = g;
+      for (const auto& n : names)
+        if (n != xname && pts[i].m->cols.count(n)) key += "|" + n + "=" + pts[i].m->cols.at(n);
+      pts[i].sweep = key;
+      pts[i].x = xname.empty() ? 0 : pts[i].m->num(xname);
+    }
+  }
+  rep.points = std::move(pts);
+  // family statistics per role
+  auto family_stats = [&](const std::string& role, const std::function<double(const PointResult&)>& errf) {
+    std::map<std::string, std::vector<const PointResult*>> fam;
+    for (const auto& p : rep.points)
+      if (p.role == role && std::isfinite(errf(p))) fam[p.family].push_back(&p);
+    std::vector<FamilyStats> out;
+    for (const auto& [name, v] : fam) {
+      FamilyStats s;
+      s.name = name;
+      s.points = v.size();
+      std::vector<double> ae;
+      for (auto* p : v) ae.push_back(std::fabs(errf(*p)) * 100);
+      s.mape = mean(ae);
+      s.worst = *std::max_element(ae.begin(), ae.end());
+      std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> sw;
+      for (auto* p : v) sw[p->sweep].first.push_back(1 / p->meas), sw[p->sweep].second.push_back(1 / p->sim);
+      for (const auto& [k, xy] : sw) {
+        double rho = spearman(xy.first, xy.second);
+        if (std::isfinite(rho)) s.spearman = std::isfinite(s.spearman) ? std::min(s.spearman, rho) : rho;
+      }
+      out.push_back(s);
+    }
+    return out;
+  };
+  auto err = [](const PointResult& p) { return p.err(); };
+  rep.heldout_families = family_stats("held-out", err);
+  rep.fitbench_families = family_stats("fit-benchmark", err);
+  rep.calibration_families = family_stats("calibration", err);
+  std::vector<double> fm, fw, fs;
+  for (const auto& f : rep.heldout_families) {
+    fm.push_back(f.mape), fw.push_back(f.worst);
+    if (std::isfinite(f.spearman)) fs.push_back(f.spearman);
+  }
+  rep.heldout_mape = mean(fm);  // families weighted equally
+  rep.heldout_worst = fw.empty() ? nan() : *std::max_element(fw.begin(), fw.end());
+  rep.heldout_spearman = fs.empty() ? nan() : *std::min_element(fs.begin(), fs.end());
+  // steps over the held-out sweeps
+  std::map<std::string, std::vector<const PointResult*>> sweeps;
+  for (const auto& p : rep.points)
+    if (p.role == "held-out" && std::isfinite(p.sim) && p.quantity == "time") sweeps[p.sweep].push_back(&p);
+  for (auto& [k, v] : sweeps) {
+    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->x < b->x; });
+    for (size_t i = 0; i + 1 < v.size(); ++i) {
+      const PointResult &a = *v[i], &b = *v[i + 1];
+      double rise = b.meas / a.meas - 1;
+      bool meas_step = rise > 0.05 && (b.meas - a.meas) > 3 * std::max(a.meas_spread, b.meas_spread);
+      bool sim_step = b.sim / a.sim - 1 > 0.05;
+      if (!meas_step && !sim_step) continue;
+      double wa = std::isfinite(a.sim_waves) ? a.sim_waves : a.meas_waves, wb = std::isfinite(b.sim_waves) ? b.sim_waves : b.meas_waves;
+      bool wave = std::isfinite(wa) && std::isfinite(wb) && std::ceil(wa - 1e-9) != std::ceil(wb - 1e-9);
+      auto& s = rep.steps;
+      s.measured += meas_step, s.predicted += sim_step, s.hits += meas_step && sim_step;
+      (wave ? s.wave_measured : s.align_measured) += meas_step;
+      (wave ? s.wave_predicted : s.align_predicted) += sim_step;
+      (wave ? s.wave_hits : s.align_hits) += meas_step && sim_step;
+      s.list.push_back({{"sweep", a.family}, {"from", a.m->label()}, {"to", b.m->label()}, {"measured_rise_pct", rise * 100},
+                        {"simulated_rise_pct", (b.sim / a.sim - 1) * 100}, {"kind", wave ? "wave" : "other/alignment"},
+                        {"measured_step", meas_step}, {"predicted_step", sim_step}});
+    }
+  }
+  for (const auto& [fam, reasons] : sampled_out)
+    for (const auto& why : reasons) rep.notes.push_back(fam + ": some points " + why);
+  // Nsight Compute counters side by side (launches matched by kernel and grid, in order)
+  for (const auto& t : data.ncu) {
+    std::map<std::string, std::map<std::string, std::string>> launch;  // ID -> metric -> value
+    std::map<std::string, std::pair<std::string, std::string>> who;
+    std::vector<std::string> order;
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      std::string id = t.get(r, "ID");
+      if (!launch.count(id)) order.push_back(id);
+      launch[id][t.get(r, "Metric Name")] = t.get(r, "Metric Value");
+      std::string kn = t.get(r, "Kernel Name");
+      kn = kn.substr(0, kn.find('('));
+      if (kn.rfind("void ", 0) == 0) kn = kn.substr(5);
+      std::string grid = t.get(r, "Grid Size");
+      who[id] = {kn.substr(0, kn.find('<')), grid.substr(1, grid.find(',') - 1)};
+    }
+    std::map<std::string, std::vector<std::string>> by_kg;
+    for (const auto& id : order) by_kg[who[id].first + "|" + who[id].second].push_back(id);
+    for (const auto& [kg, ids] : by_kg) {
+      std::string kernel = kg.substr(0, kg.find('|')), grid = kg.substr(kg.find('|') + 1);
+      std::vector<const PointResult*> cand;
+      for (const auto& p : rep.points)
+        if (p.m->kernel == kernel && p.m->cols.count("grid") && p.m->cols.at("grid") == grid &&
+            (p.m->variant == "twin" || p.m->variant == "cold" || p.m->variant == "f16" || p.m->variant == "bf16" ||
+             p.m->variant == "tf32" || p.m->variant == "e4m3" || p.m->variant == "graph_replay"))
+          cand.push_back(&p);
+      if (kernel == "mma_throughput") cand.clear();
+      for (const auto& p : rep.points)
+        if (kernel == "mma_throughput" && p.m->kernel == kernel) cand.push_back(&p);
+      std::vector<std::pair<const PointResult*, std::string>> match;
+      if (cand.size() == 1) match.push_back({cand[0], ids.back()});
+      else if (cand.size() == ids.size())
+        for (size_t i = 0; i < ids.size(); ++i) match.push_back({cand[i], ids[i]});
+      for (const auto& [p, id] : match) {
+        nlohmann::json row = {{"point", p->m->label()}, {"ncu_launch", id}};
+        for (const char* m : {"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
+                              "launch__waves_per_multiprocessor", "sm__warps_active.avg.pct_of_peak_sustained_active",
+                              "gpu__time_duration.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"}) {
+          auto v = parse_number(launch[id][m]);
+          nlohmann::json s = p->sim_counters.contains(m) ? p->sim_counters[m] : nlohmann::json(nullptr);
+          row[m] = {{"measured", v ? nlohmann::json(*v) : nlohmann::json(nullptr)}, {"simulated", s}};
+        }
+        if (!p->sim_note.empty()) row["note"] = "simulated counters are of the scaled-down run (" + p->sim_note + ")";
+        rep.ncu_side_by_side.push_back(row);
+      }
+    }
+  }
+  rep.model_runs = sim.runs();
+  // the blind config on the held-out points
+  std::string blind = opt.blind_hw.empty() ? (fs::path(hw_path).parent_path() / "h200-blind.yaml").string() : opt.blind_hw;
+  if (opt.blind && fs::exists(blind)) {
+    ValidationOptions bo = opt;
+    bo.blind = false;
+    bo.calibration_overrides.clear();
+    bo.blind_hw.clear();
+    ValidationReport b = validate(blind, data, kernels_dir, bo);
+    rep.blind_ran = true;
+    rep.blind_hw = blind;
+    rep.blind_families = b.heldout_families;
+    rep.blind_mape = b.heldout_mape;
+    rep.blind_worst = b.heldout_worst;
+    rep.model_runs += b.model_runs;
+  } else if (opt.blind) {
+    rep.notes.push_back("blind config " + blind + " not found: blind error not measured");
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+std::vector<std::string> ValidationReport::missed_targets() const {
+  std::vector<std::string> out;
+  for (const auto& f : heldout_families) {
+    if (!(f.mape <= 10)) out.push_back(f.name + ": held-out MAPE " + fmt(f.mape, 3) + "% > 10%");
+    if (std::isfinite(f.spearman) && f.spearman < 0.95) out.push_back(f.name + ": Spearman " + fmt(f.spearman, 3) + " < 0.95");
+  }
+  if (!(heldout_mape <= 10)) out.push_back("overall held-out MAPE " + fmt(heldout_mape, 3) + "% > 10%");
+  if (steps.measured && !(steps.recall() >= 0.9)) out.push_back("step recall " + fmt(steps.recall(), 3) + " < 0.9");
+  if (steps.predicted && !(steps.precision() >= 0.9)) out.push_back("step precision " + fmt(steps.precision(), 3) + " < 0.9");
+  return out;
+}
+
+}  // namespace gtsim::validation

@@ -1,0 +1,90 @@
+// gtsim validate: every measured point against the model. Points are classed as
+//   calibration   - used by gtsim calibrate (their error is a fit residual, not accuracy),
+//   fit-benchmark - other points of a benchmark that calibration used (reported, not held-out),
+//   held-out      - families never used for fitting (application kernels; before those exist,
+//                   the microbenchmarks calibration does not use, said so in the report),
+//   excluded      - host-bound timing, a twin that fails its fidelity check, or not simulated.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "validation/fidelity.hpp"
+#include "validation/measured.hpp"
+#include "validation/simrun.hpp"
+
+namespace gtsim::validation {
+
+struct PointResult {
+  const MeasuredPoint* m = nullptr;
+  std::string family, role, reason, sweep;  // sweep: the group the Spearman and steps run over
+  double x = 0;                             // the swept parameter's value
+  std::string quantity = "time", unit = "us";
+  double meas = 0, sim = std::nan("");      // the compared quantity (time, or ns/hop for the chase)
+  double meas_spread = 0;                   // of the compared quantity, absolute
+  double meas_waves = std::nan(""), sim_waves = std::nan("");
+  std::string sim_note;                     // e.g. "extrapolated from work = 32, 64"
+  nlohmann::json sim_counters = nlohmann::json::object();
+  double err() const { return std::isfinite(sim) && meas > 0 ? meas / sim - 1 : std::nan(""); }  // on throughput
+};
+
+struct FamilyStats {
+  std::string name;
+  size_t points = 0;
+  double mape = std::nan(""), worst = std::nan(""), spearman = std::nan("");  // percent, percent, min over sweeps
+};
+
+struct StepStats {
+  size_t measured = 0, predicted = 0, hits = 0;
+  size_t wave_measured = 0, wave_hits = 0, wave_predicted = 0;
+  size_t align_measured = 0, align_hits = 0, align_predicted = 0;
+  double precision() const { return predicted ? double(hits) / double(predicted) : std::nan(""); }
+  double recall() const { return measured ? double(hits) / double(measured) : std::nan(""); }
+  std::vector<nlohmann::json> list;
+};
+
+struct ValidationOptions {
+  bool quick = false;
+  unsigned threads = 0;
+  std::vector<std::string> calibration_overrides;  // none: the config as written is the calibrated one
+  bool blind = true;                                // also run the blind config (h200-blind.yaml)
+  std::string blind_hw;                             // default: h200-blind.yaml beside --hw
+};
+
+struct ValidationReport {
+  std::string hw, data, heldout_kind;               // heldout_kind: "application kernels" or "unused microbenchmarks"
+  std::vector<PointResult> points;
+  std::vector<FamilyStats> heldout_families, fitbench_families, calibration_families;
+  double heldout_mape = std::nan(""), heldout_worst = std::nan(""), heldout_spearman = std::nan("");
+  StepStats steps;
+  // the blind config on the same held-out points
+  bool blind_ran = false;
+  std::string blind_hw;
+  std::vector<FamilyStats> blind_families;
+  double blind_mape = std::nan(""), blind_worst = std::nan("");
+  FidelityReport fidelity;
+  std::vector<nlohmann::json> ncu_side_by_side;
+  std::vector<std::string> notes;
+  double seconds = 0;
+  size_t model_runs = 0;
+  nlohmann::json to_json() const;
+  std::string summary() const;
+  // Targets: held-out MAPE <= 10% per family and overall, Spearman >= 0.95, step precision/recall >= 0.9.
+  std::vector<std::string> missed_targets() const;
+};
+
+ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
+                          const ValidationOptions& opt = {});
+
+// docs/validation.md and the scatter plot (gnuplot when installed; skipped otherwise).
+std::string validation_markdown(const ValidationReport& r, const nlohmann::json& calibration_json,
+                                const std::string& plot_png);
+bool write_scatter_plot(const ValidationReport& r, const std::string& png_path, std::string& message);
+
+// Writes `band` into validation.error_band_pct of a config (line edit, comment citing the source).
+void write_error_band(const std::string& config_path, double band_pct, const std::string& comment);
+
+}  // namespace gtsim::validation

@@ -1,0 +1,163 @@
+// docs/validation.md, written by `gtsim validate --out-doc`.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "validation/calibrate.hpp"
+#include "validation/validate.hpp"
+
+namespace gtsim::validation {
+
+namespace {
+std::string pct(double v) { return std::isfinite(v) ? fmt(v, 3) + "%" : "n/a"; }
+std::string spct(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", v);
+  return b;
+}
+std::string jnum(const nlohmann::json& j, int sig = 4) {
+  return j.is_number() ? fmt(j.get<double>(), sig) : std::string("n/a");
+}
+}  // namespace
+
+std::string validation_markdown(const ValidationReport& r, const nlohmann::json& cal, const std::string& plot_png) {
+  std::ostringstream o;
+  o << "# Validation: gtsim against the H200\n\n"
+    << "Written by `gtsim validate --hw " << r.hw << " --data " << r.data
+    << " --out-doc docs/validation.md` (do not edit by hand; rerun it). The measured data under `" << r.data
+    << "` was committed before any comparison with the simulator.\n\n";
+  o << "## Headline\n\n";
+  o << "| figure | value | target |\n|---|---|---|\n";
+  o << "| held-out MAPE on throughput (" << r.heldout_kind << ", families weighted equally) | " << pct(r.heldout_mape) << " | <= 10% |\n";
+  o << "| held-out worst point | " << pct(r.heldout_worst) << " | |\n";
+  o << "| held-out Spearman (lowest sweep) | " << fmt(r.heldout_spearman, 3) << " | >= 0.95 |\n";
+  o << "| step precision / recall | " << fmt(r.steps.precision(), 3) << " / " << fmt(r.steps.recall(), 3) << " | >= 0.9 |\n";
+  o << "| blind config (`h200-blind.yaml`) held-out MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run") << " | measured |\n\n";
+  auto missed = r.missed_targets();
+  if (missed.empty()) o << "All targets are met.\n\n";
+  else {
+    o << "Targets missed (reported as they are; nothing was tuned to a held-out point):\n\n";
+    for (const auto& m : missed) o << "- " << m << "\n";
+    o << "\n";
+  }
+  for (const auto& n : r.notes) o << "> " << n << "\n>\n";
+  o << "\n## Method\n\n"
+    << "- **Timing on the GPU.** Each point is the median over repeats of back-to-back launches (or CUDA-graph replay "
+       "where the runner recorded it), after warm-up; the per-launch time of a long kernel in a stream is its execution "
+       "plus the GPU's launch gap, which is what the model's `time_us` (launch overhead + cycles / SM clock) stands for. "
+       "Short kernels launched back-to-back are bounded by the host's launch call (the empty kernel: about 4.6 us), so "
+       "points within 20% of that floor are excluded as host-bound. The pointer chase is compared per dependent hop "
+       "(the run minus its warm-up), as the twin records it.\n"
+    << "- **Calibration** (`gtsim calibrate`) fits each parameter from the one microbenchmark that isolates it, *through "
+       "the model*: the benchmark is simulated at two values of the parameter, the near-linear response is solved for "
+       "the value that reproduces the measurement, and a third run verifies it (secant refinement otherwise). Least "
+       "squares with Eigen; the uncertainty is the standard error from the residual scatter and the spread of repeats; "
+       "the leave-one-out error predicts each calibration point from a fit to the others. Its residuals below are **fit "
+       "residuals, not accuracy**.\n"
+    << "- **Roles of the points.** `calibration`: read by a fit. `fit-benchmark`: other points of a benchmark a fit "
+       "used (other footprints of the chase, copy sizes off the plateau): reported, not counted as held-out. "
+       "`held-out`: families no parameter was fitted to. `excluded`: host-bound, a twin failing its fidelity check, or "
+       "not simulated (sampling, said per point).\n"
+    << "- **Accuracy** is the error on throughput (work / time, so `measured time / simulated time - 1`), per family "
+       "(families weighted equally): MAPE, worst point, Spearman rank correlation within each sweep (the lowest is "
+       "shown).\n"
+    << "- **Run budget.** Validation runs on two cores in a few minutes, so the model is run smaller where the "
+       "kernel's time is linear in a loop trip count (fixed_work and divergence `work`, bank_conflicts and "
+       "mma_throughput `iters`): two small values, extrapolated linearly, said per point. The fixed_work sweep is "
+       "sampled at and next to every wave boundary; copies above 16M elements and chases above 70k hops are not "
+       "simulated.\n\n";
+  if (!cal.is_null() && cal.contains("params")) {
+    o << "## Calibrated parameters\n\n| parameter | fitted ± standard error | written | leave-one-out | from | how |\n|---|---|---|---|---|---|\n";
+    for (const auto& p : cal["params"]) {
+      std::string loo = p["loo_err_pct"].is_number() ? fmt(p["loo_err_pct"].get<double>(), 2) + "%" : "-";
+      o << "| `" << p["key"].get<std::string>() << "` | " << jnum(p["value"], 5) << " ± " << jnum(p["se"], 2) << " "
+        << p["unit"].get<std::string>() << " | " << p["written"].get<std::string>() << " | " << loo << " | `"
+        << p["source"].get<std::string>() << "` | " << p["kind"].get<std::string>() << ": " << p["method"].get<std::string>()
+        << (p["loo_note"].get<std::string>().empty() ? "" : " LOO: " + p["loo_note"].get<std::string>()) << " |\n";
+    }
+    o << "\n";
+  }
+  o << "## Calibration fit residuals (not accuracy)\n\n| point | measured | simulated | fit residual |\n|---|---|---|---|\n";
+  for (const auto& p : r.points)
+    if (p.role == "calibration" && std::isfinite(p.sim))
+      o << "| " << p.m->label() << " | " << fmt(p.meas, 5) << " " << p.unit << " | " << fmt(p.sim, 5) << " " << p.unit
+        << " | " << spct(p.err() * 100) << " |\n";
+  o << "\n## Held-out accuracy per family (" << r.heldout_kind << ")\n\n| family | points | MAPE | worst | Spearman |\n|---|---|---|---|---|\n";
+  for (const auto& f : r.heldout_families)
+    o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " | " << fmt(f.spearman, 3) << " |\n";
+  o << "| **all (families weighted equally)** | | **" << pct(r.heldout_mape) << "** | " << pct(r.heldout_worst) << " | "
+    << fmt(r.heldout_spearman, 3) << " |\n\n";
+  if (!r.fitbench_families.empty()) {
+    o << "Other points of fitted benchmarks (not held-out):\n\n| family | points | MAPE | worst |\n|---|---|---|---|\n";
+    for (const auto& f : r.fitbench_families) o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
+    o << "\n";
+  }
+  o << "## The blind config: the error to expect on the A100\n\n";
+  if (r.blind_ran) {
+    o << "`" << r.blind_hw << "` takes every calibrated value from public data instead (datasheet, papers; sources in "
+         "its comments), the way the A100 configs are built. On the same held-out points:\n\n"
+      << "| family | MAPE (blind) | worst (blind) |\n|---|---|---|\n";
+    for (const auto& f : r.blind_families) o << "| " << f.name << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
+    o << "| **all** | **" << pct(r.blind_mape) << "** | " << pct(r.blind_worst) << " |\n\n"
+      << "That MAPE is the error band the A100 and H100 configs carry (`validation.error_band_pct`, written by "
+         "`gtsim validate --write-error-bands`).\n\n";
+  } else {
+    o << "Not run.\n\n";
+  }
+  o << "## Steps\n\nA measured step: a rise over 5% and over 3x the spread between repeats between consecutive points of a "
+       "held-out sweep; a predicted step: a simulated rise over 5%. Wave steps (the number of waves changes) are counted "
+       "apart from the others (alignment, bank conflicts, divergence).\n\n"
+    << "| | measured | predicted | both | precision | recall |\n|---|---|---|---|---|---|\n";
+  auto row = [&](const char* n, size_t m, size_t p, size_t h) {
+    o << "| " << n << " | " << m << " | " << p << " | " << h << " | " << (p ? fmt(double(h) / double(p), 3) : "n/a") << " | "
+      << (m ? fmt(double(h) / double(m), 3) : "n/a") << " |\n";
+  };
+  row("all", r.steps.measured, r.steps.predicted, r.steps.hits);
+  row("wave", r.steps.wave_measured, r.steps.wave_predicted, r.steps.wave_hits);
+  row("other/alignment", r.steps.align_measured, r.steps.align_predicted, r.steps.align_hits);
+  o << "\n## Twin fidelity\n\nRegisters and shared memory of each CUDA twin (" << r.fidelity.ptxas_source
+    << ") against its IR header, and the main-loop SASS instruction histogram by class against the IR's counts "
+       "(within 10% per class; integer/address arithmetic is listed but not gated, since the IR does not model "
+       "strength reduction).\n\n| twin | regs twin / IR | smem twin / IR | CTAs/SM twin / IR | SASS worst class diff | SASS |\n|---|---|---|---|---|---|\n";
+  for (const auto& t : r.fidelity.twins)
+    o << "| `" << t.function << "` | " << t.twin_regs << " / " << t.ir_regs << (t.regs_equal ? "" : " (differ)") << " | "
+      << t.twin_smem << " / " << t.ir_smem << (t.smem_equal ? "" : " (differ)") << " | " << t.twin_ctas_per_sm << " / "
+      << t.ir_ctas_per_sm << " | " << (t.sass_checked ? pct(t.sass_worst * 100) : "-") << " | "
+      << (t.sass_checked ? (t.sass_ok ? "ok" : "**fails: points excluded**") : "not recorded") << " |\n";
+  auto failed = r.fidelity.failed_kernels();
+  o << "\nExcluded for a failing twin: " << (failed.empty() ? "none" : "") ;
+  for (const auto& f : failed) o << "`" << f << "` ";
+  o << "\n\n";
+  if (!plot_png.empty()) o << "## Simulated against measured\n\n![simulated vs measured](" << plot_png << ")\n\n";
+  o << "## Every point\n\n";
+  std::map<std::string, std::vector<const PointResult*>> by;
+  for (const auto& p : r.points) by[p.m->kernel].push_back(&p);
+  for (const auto& [k, v] : by) {
+    o << "### " << k << "\n\n| point | role | measured | simulated | error (throughput) | note |\n|---|---|---|---|---|---|\n";
+    for (auto* p : v)
+      o << "| " << p->m->label() << " | " << p->role << " | " << fmt(p->meas, 5) << " " << p->unit << " | "
+        << (std::isfinite(p->sim) ? fmt(p->sim, 5) + " " + p->unit : "-") << " | " << spct(p->err() * 100) << " | "
+        << (p->reason.empty() ? p->sim_note : p->reason) << " |\n";
+    o << "\n";
+  }
+  if (!r.ncu_side_by_side.empty()) {
+    o << "## Nsight Compute counters, measured / simulated\n\n| point | DRAM read B | DRAM write B | L2 hit % | waves | warps active % |\n|---|---|---|---|---|---|\n";
+    for (const auto& n : r.ncu_side_by_side) {
+      auto mv = [&](const char* m) {
+        return jnum(n[m]["measured"], 4) + " / " + jnum(n[m]["simulated"], 4);
+      };
+      o << "| " << n["point"].get<std::string>() << " | " << mv("dram__bytes_read.sum") << " | " << mv("dram__bytes_write.sum")
+        << " | " << mv("lts__t_sector_hit_rate.pct") << " | " << mv("launch__waves_per_multiprocessor") << " | "
+        << mv("sm__warps_active.avg.pct_of_peak_sustained_active") << " |\n";
+    }
+    o << "\nSimulated counters of extrapolated points are those of the scaled-down run.\n\n";
+  }
+  char b[128];
+  std::snprintf(b, sizeof b, "_%zu model runs, %.0f s._\n", r.model_runs, r.seconds);
+  o << b;
+  return o.str();
+}
+
+}  // namespace gtsim::validation
