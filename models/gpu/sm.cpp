@@ -168,8 +168,10 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
   if (cycle >= sp.next_cycle) return;
   sp.next_cycle = cycle;
   if (in_step_ || cycle >= scheduled_cycle_) return;  // the running step event schedules the minimum
+  uint64_t now_cycle = tick_to_cycle(sim_.now());  // never schedule into the past
+  if (cycle < now_cycle) sp.next_cycle = cycle = now_cycle;
   scheduled_cycle_ = cycle;
-  sim_.schedule(std::max(clock_.cycle_start(cycle), sim_.now()), this, kStep);
+  sim_.schedule(clock_.cycle_start(cycle), this, kStep);
 }
 
 uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
