@@ -77,7 +77,8 @@ std::string edit_config_text(const std::string& path, const std::vector<ValueEdi
     if (p.line <= 0 || std::filesystem::weakly_canonical(p.file, ec).string() != canon)
       throw InputError(p, e.key + ": the value is not written in " + path + " itself (inherited through base:?)");
     per_line[p.line].push_back({size_t(p.col - 1), e.value});
-    if (!e.comment.empty()) comments[p.line].push_back(e.comment);
+    auto& cl = comments[p.line];
+    if (!e.comment.empty() && std::find(cl.begin(), cl.end(), e.comment) == cl.end()) cl.push_back(e.comment);
   }
   for (auto& [line_no, ats] : per_line) {
     std::string& line = lines.at(size_t(line_no - 1));
