@@ -47,7 +47,7 @@ Runner add_waves(CLI::App& app) {
 Runner add_workload(CLI::App& app) {
   struct Opts {
     std::string hw, workload, json;
-    std::vector<std::string> sets;
+    std::vector<std::string> sets, params;
     analytic::WorkloadRunOptions run;
     bool no_fusion = false, no_recompute = false;
   };
@@ -59,10 +59,13 @@ Runner add_workload(CLI::App& app) {
   app.add_flag("--no-recompute", o->no_recompute, "store activations for backward instead of recomputing");
   app.add_flag("--cuda-graph", o->run.cuda_graph, "one launch for the whole sequence: no launch gaps");
   app.add_flag("--exact", o->run.exact, "no sampling");
+  app.add_flag("!--no-carry-l2", o->run.carry_l2, "every kernel on a fresh machine (cold L2)");
+  app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^26 (repeatable)");
+  app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   return [o]() {
     auto hw = load_hw(o->hw, o->sets);
-    auto w = wl::Workload::load_file(o->workload);
+    auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     o->run.fusion = !o->no_fusion;
     o->run.recompute = !o->no_recompute;
     auto r = analytic::run_workload(*hw, w, o->run);

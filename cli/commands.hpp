@@ -16,6 +16,7 @@ Runner add_trace(CLI::App& app);
 Runner add_waves(CLI::App& app);
 Runner add_workload(CLI::App& app);
 Runner add_compare(CLI::App& app);
+Runner add_roofline(CLI::App& app);
 Runner add_calibrate(CLI::App& app);
 Runner add_validate(CLI::App& app);
 

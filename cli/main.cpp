@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound",
       cli::add_workload);
   reg("compare", "the same workload on several machines (GPU and TPU configs) side by side", cli::add_compare);
+  reg("roofline", "attained ridge point per dtype from the model's own microbenchmarks, and each kernel's place (P2)", cli::add_roofline);
   reg("calibrate", "fit a GPU config's calibrated parameters from measured microbenchmarks, through the model", cli::add_calibrate);
   reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity", cli::add_validate);
 

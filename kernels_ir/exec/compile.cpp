@@ -243,9 +243,12 @@ void Compiler::buffers() {
     uint64_t align = b.align ? uint64_t(const_eval(*b.align, "align")) : 256;
     if (align == 0 || !std::has_single_bit(align)) { error(b.align->loc, "align " + std::to_string(align) + " is not a power of two, expected 1, 2, 4, ... bytes"); align = 256; }
     uint64_t page = std::max<uint64_t>(4096, align);
-    info.base = (cursor + page - 1) / page * page;
+    auto placed = placement_ ? placement_->find(b.name) : BufferPlacement::const_iterator{};
+    const bool own_region = placement_ && placed != placement_->end();
+    const uint64_t start = own_region ? placed->second : cursor;
+    info.base = (start + page - 1) / page * page;
     if (align < 256) info.base += align;  // a multiple of align but not of 2*align
-    cursor = info.base + std::max<uint64_t>(info.bytes, 1);
+    if (!own_region) cursor = info.base + std::max<uint64_t>(info.bytes, 1);
     auto init = std::make_unique<BufInit>();
     init->kind = b.init, init->base = info.base, init->bytes = info.bytes, init->elem = uint32_t(dtype_bytes(b.dtype));
     if (b.init == InitKind::kChase) {
@@ -289,9 +292,10 @@ void Compiler::run() {
   emit(Op{OpK::kExit});
 }
 
-std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags) {
+std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags,
+                                               const BufferPlacement* placement) {
   auto p = std::make_unique<Program::Impl>();
-  Compiler(k, params, diags, *p).run();
+  Compiler(k, params, diags, *p, placement).run();
   return p;
 }
 

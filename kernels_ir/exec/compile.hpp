@@ -19,8 +19,9 @@ struct Binding {
 
 class Compiler {
  public:
-  Compiler(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags, Program::Impl& p)
-      : k_(k), given_(params), diags_(diags), P(p) {}
+  Compiler(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags, Program::Impl& p,
+           const BufferPlacement* placement = nullptr)
+      : k_(k), given_(params), diags_(diags), P(p), placement_(placement) {}
   void run();
 
  private:
@@ -28,6 +29,7 @@ class Compiler {
   const ParamValues& given_;
   std::vector<Diagnostic>& diags_;
   Program::Impl& P;
+  const BufferPlacement* placement_ = nullptr;
   std::vector<std::pair<std::string, Binding>> scope_;
   std::unordered_map<std::string, Binding> regs_;
   std::unordered_map<std::string, int> bufs_, shared_;

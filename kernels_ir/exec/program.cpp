@@ -47,8 +47,13 @@ int64_t BufInit::value_at(uint64_t addr) const {
 }
 
 std::shared_ptr<const Program> Program::build(const Kernel& kernel, const ParamValues& params) {
+  return build(kernel, params, BufferPlacement{});
+}
+
+std::shared_ptr<const Program> Program::build(const Kernel& kernel, const ParamValues& params,
+                                              const BufferPlacement& placement) {
   std::vector<Diagnostic> diags;
-  auto impl = compile_program(kernel, params, diags);
+  auto impl = compile_program(kernel, params, diags, &placement);
   if (!diags.empty()) throw InputError(std::move(diags));
   return std::make_shared<const Program>(std::move(impl));
 }

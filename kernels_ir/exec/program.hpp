@@ -41,12 +41,20 @@ struct StaticInstInfo {
 };
 
 using ParamValues = std::map<std::string, int64_t>;
+// Where buffers go: buffer name -> start of its address region. A named buffer is placed at the
+// first address of its region that honours its alignment as usual (page-rounded, and for align < 256
+// a multiple of align but not of 2*align); buffers not named are placed as usual from 2^32 upward.
+// Workloads give each tensor its own region so kernels share data through the L2 (docs/workloads.md).
+using BufferPlacement = std::map<std::string, uint64_t>;
 
 class Program {
  public:
   // Binds `kernel` to parameter values (missing ones take their defaults). Throws ir::Error
   // (kernels_ir/error.hpp) with file:line:col when an expression cannot be evaluated.
   static std::shared_ptr<const Program> build(const Kernel& kernel, const ParamValues& params);
+  // The same, with buffers placed in the given regions (names that are not buffers are ignored).
+  static std::shared_ptr<const Program> build(const Kernel& kernel, const ParamValues& params,
+                                              const BufferPlacement& placement);
 
   const std::string& name() const;
   const ParamValues& params() const;       // every parameter, defaults applied

@@ -121,6 +121,7 @@ int64_t scalar_op(ExprOp op, int64_t a, int64_t b);
 
 // Compiles `k` bound to `params`; problems go to `diags` (the result is usable only when diags is empty).
 std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params,
-                                               std::vector<Diagnostic>& diags);
+                                               std::vector<Diagnostic>& diags,
+                                               const BufferPlacement* placement = nullptr);
 
 }  // namespace gtsim::ir

@@ -120,20 +120,20 @@ LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
   const DType dt = op.dtype;
   const int V = vec_elems(dt);
   const bool convert = dt != DType::kF32;
-  std::string name = "ew_" + ident(op.name);
+  std::string name = (opt.touch_only ? "touch_" : "ew_") + ident(op.name);
   std::ostringstream o;
-  header(o, name, "N, CTAS, ITERS");
+  header(o, name, "N, CTAS, ITERS, IT0 = 0");
   for (size_t i = 0; i < op.inputs.size(); ++i)
-    o << "  buffer x" << i << " : " << kir_dtype(op.inputs[i].dtype) << "[N] align 16\n";
+    o << "  buffer x" << i << " : " << kir_dtype(op.inputs[i].dtype) << "[N]\n";
   for (size_t i = 0; i < op.outputs.size(); ++i)
-    o << "  buffer y" << i << " : " << kir_dtype(op.outputs[i].dtype) << "[N] align 16\n";
-  o << "  loop it in 0 .. ITERS {\n"
+    o << "  buffer y" << i << " : " << kir_dtype(op.outputs[i].dtype) << "[N]\n";
+  o << "  loop it in IT0 .. IT0 + ITERS {\n"
     << "    let idx = (it * CTAS * 256 + ctaid.x * 256 + tid.x) * " << V << "\n";
   for (size_t i = 0; i < op.inputs.size(); ++i)
     o << "    @(idx < N) in" << i << " = ld.global.v" << V << " x" << i << "[idx]\n";
   // One copy of the computation per vector element (the registers of element e end in _e).
-  std::vector<std::string> results(op.outputs.size());
-  for (int e = 0; e < V; ++e) {
+  std::vector<std::string> results(op.outputs.size(), op.inputs.empty() ? "cst" : "in0");
+  for (int e = 0; e < V && !opt.touch_only; ++e) {
     TreeEmitter em(o, e, convert);
     for (size_t i = 0; i < op.exprs.size(); ++i) results[i] = em.emit(op.exprs[i]);
   }
@@ -145,6 +145,9 @@ LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
   int64_t iters = opt.iteration_limit > 0 ? std::min(full, opt.iteration_limit) : full;
   auto k = finish(op, name, o, {{"N", n}, {"CTAS", opt.ctas}, {"ITERS", iters}});
   k.full_iterations = full, k.iterations = iters;
+  const int64_t per_iter = int64_t(opt.ctas) * 256 * V;
+  k.bytes_per_iteration = uint64_t(per_iter) * (op.inputs.size() + op.outputs.size()) * uint64_t(ir::dtype_bytes(dt));
+  k.work_scale = double(n) / double(std::min(n, iters * per_iter));
   return k;
 }
 
@@ -155,10 +158,10 @@ LoweredKernel rowwise(const Op& op, const LowerOptions& opt, bool softmax) {
   const int V = vec_elems(dt);
   std::string name = (softmax ? "softmax_" : "reduce_") + ident(op.name);
   std::ostringstream o;
-  header(o, name, "ROWS, COLS, CTAS, ITERS");
-  o << "  buffer x : " << kir_dtype(dt) << "[ROWS * COLS] align 16\n";
-  o << "  buffer y : " << kir_dtype(op.outputs[0].dtype) << "[ROWS * " << (softmax ? "COLS" : "1") << "] align 16\n";
-  o << "  loop it in 0 .. ITERS {\n"
+  header(o, name, "ROWS, COLS, CTAS, ITERS, IT0 = 0");
+  o << "  buffer x : " << kir_dtype(dt) << "[ROWS * COLS]\n";
+  o << "  buffer y : " << kir_dtype(op.outputs[0].dtype) << "[ROWS * " << (softmax ? "COLS" : "1") << "]\n";
+  o << "  loop it in IT0 .. IT0 + ITERS {\n"
     << "    let row = (it * CTAS + ctaid.x) * 8 + warp\n"
     << "    loop c in 0 .. cdiv(COLS, 32 * " << V << ") {\n"
     << "      let col = (c * 32 + lane) * " << V << "\n"
@@ -184,6 +187,9 @@ LoweredKernel rowwise(const Op& op, const LowerOptions& opt, bool softmax) {
   int64_t iters = opt.iteration_limit > 0 ? std::min(full, opt.iteration_limit) : full;
   auto k = finish(op, name, o, {{"ROWS", op.rows}, {"COLS", op.cols}, {"CTAS", opt.ctas}, {"ITERS", iters}});
   k.full_iterations = full, k.iterations = iters;
+  const int64_t rows_per_iter = int64_t(opt.ctas) * 8;
+  k.bytes_per_iteration = uint64_t(rows_per_iter) * uint64_t(op.cols + (softmax ? op.cols : 1)) * uint64_t(ir::dtype_bytes(dt));
+  k.work_scale = double(op.rows) / double(std::min(op.rows, iters * rows_per_iter));
   return k;
 }
 }  // namespace
@@ -192,5 +198,12 @@ LoweredKernel lower_softmax(const Op& op, const LowerOptions& opt) { return roww
 LoweredKernel lower_reduction(const Op& op, const LowerOptions& opt) { return rowwise(op, opt, false); }
 
 int64_t grid_stride_iterations(const LoweredKernel& k) { return k.full_iterations; }
+
+ir::ParamValues LoweredKernel::slice(int64_t first, int64_t count) const {
+  ir::ParamValues p = params;
+  p["IT0"] = first;
+  p["ITERS"] = count;
+  return p;
+}
 
 }  // namespace gtsim::wl

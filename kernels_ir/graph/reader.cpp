@@ -321,6 +321,34 @@ class WorkloadReader {
   std::map<std::string, int64_t> overrides_, params_;
 };
 
+std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::string>& entries) {
+  std::map<std::string, int64_t> m;
+  for (const auto& e : entries) {
+    auto bad = [&] { throw InputError(SourcePos{"--param", 0, 0}, "'" + e + "': expected NAME=VALUE with VALUE an integer or BASE^EXP (n=2^26)"); };
+    auto eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) bad();
+    std::string v = e.substr(eq + 1);
+    auto num = [&](const std::string& t) {
+      size_t used = 0;
+      int64_t x = 0;
+      try { x = std::stoll(t, &used); } catch (...) { bad(); }
+      if (used != t.size()) bad();
+      return x;
+    };
+    auto caret = v.find('^');
+    int64_t x = 1;
+    if (caret == std::string::npos) {
+      x = num(v);
+    } else {
+      int64_t b = num(v.substr(0, caret)), p = num(v.substr(caret + 1));
+      if (p < 0 || p > 62) bad();
+      for (int64_t i = 0; i < p; ++i) x *= b;
+    }
+    m[e.substr(0, eq)] = x;
+  }
+  return m;
+}
+
 Workload Workload::load_file(const std::string& path, const std::map<std::string, int64_t>& params) {
   auto root = ConfigNode::load_file(path);
   Workload w;

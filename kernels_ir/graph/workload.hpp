@@ -145,6 +145,10 @@ class Workload {
   friend class WorkloadReader;
 };
 
+// Parses command-line param overrides "NAME=VALUE" (VALUE an integer or BASE^EXP, e.g. n=2^26)
+// for Workload::load_file (InputError on a malformed entry).
+std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::string>& entries);
+
 // Parses an elementwise expression (`sin(x)^2 + cos(x)^2`, `x * sigmoid(y)`, `-a / 2`) over
 // `names`; names not in the list are added to it. Errors point at `pos` + the column.
 EwExpr parse_ew_expression(const std::string& text, std::vector<std::string>& names, const SourcePos& pos);

@@ -37,41 +37,106 @@ const ir::Kernel& flash_kernel() {
   return *k;
 }
 
+const ir::Kernel& flash_bwd_kernel() {
+  static std::once_flag once;
+  static std::unique_ptr<ir::Kernel> k;
+  std::call_once(once, [] { k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_bwd.kir"); });
+  return *k;
+}
+
 struct Measured {
   std::string kernel;
   double time_us = 0, launch_us = 0;
   uint64_t rd = 0, wr = 0;
   double l2_hit = 0;
   bool sampled = false;
+  int64_t warmup_iterations = 0;
 };
 
+// Bytes the run writes to DRAM. Exact runs: the model's dirty-line evictions during the kernel
+// (Nsight Compute's dram__bytes_write.sum). Sampled runs (a slice of a kernel far larger than the
+// L2, on a cold machine) would leave most of their writes dirty in the L2, so they count every
+// sector stored into the L2 (each generated/library kernel stores a sector once): the write-back
+// the slice causes, which scaled is the full kernel's write traffic to within one L2 of dirty lines.
+uint64_t written_bytes(const gpu::KernelResult& r, bool sampled) {
+  if (!sampled) return r.dram_write_bytes;
+  uint64_t stored = 0;
+  if (auto it = r.metrics.find("lts__t_sectors_srcunit_tex_op_write.sum"); it != r.metrics.end())
+    stored = it->get<uint64_t>() * 32;
+  return std::max<uint64_t>(r.dram_write_bytes, stored);
+}
+
 // Runs `prog` and scales span and bytes by `scale` (sampling: the run covered 1/scale of the work).
-Measured run_scaled(gpu::GpuModel& m, const ir::Program& prog, double scale) {
+// `count_stored`: writes as every sector stored (a cold slice, see written_bytes); otherwise the
+// model's evictions (exact runs, and steady-state slices that follow a warm-up).
+Measured run_scaled(gpu::GpuModel& m, const ir::Program& prog, double scale, bool sampled, bool count_stored) {
   auto r = m.run(prog);
   Measured x;
   x.kernel = r.kernel;
   x.launch_us = r.launch_overhead_us;
   x.time_us = r.launch_overhead_us + (r.time_us - r.launch_overhead_us) * scale;
   x.rd = uint64_t(double(r.dram_read_bytes) * scale);
-  x.wr = uint64_t(double(r.dram_write_bytes) * scale);
+  x.wr = uint64_t(double(written_bytes(r, count_stored)) * scale);
   x.l2_hit = r.l2_hit_rate;
-  x.sampled = scale > 1.0;
+  x.sampled = sampled;
   return x;
 }
 
-Measured run_gemm(gpu::GpuModel& m, const ConfigNode& hw, const wl::Op& op, const WorkloadRunOptions& opt) {
+// Tensor address regions: each workload tensor its own range, so kernels share data through the
+// L2 for real (ir::BufferPlacement). Regions start at 2^40, 2 MiB-aligned, with a 2 MiB gap.
+class Placement {
+ public:
+  explicit Placement(const wl::Workload& w) {
+    for (const wl::Op* op : w.ops_in_order()) {
+      for (const auto& t : op->inputs) add(t.name, t.bytes());
+      for (const auto& t : op->outputs) add(t.name, t.bytes());
+    }
+  }
+  uint64_t region(const std::string& tensor) { return add(tensor, 0); }
+  uint64_t add(const std::string& tensor, uint64_t bytes) {
+    auto it = base_.find(tensor);
+    if (it != base_.end()) return it->second;
+    constexpr uint64_t kAlign = uint64_t(2) << 20;
+    uint64_t b = next_;
+    next_ += (std::max<uint64_t>(bytes, 1) + 2 * kAlign - 1) / kAlign * kAlign;
+    base_[tensor] = b;
+    return b;
+  }
+
+ private:
+  std::map<std::string, uint64_t> base_;
+  uint64_t next_ = uint64_t(1) << 40;
+};
+
+struct RunCtx {
+  const ConfigNode& hw;
+  const WorkloadRunOptions& opt;
+  std::unique_ptr<gpu::GpuModel>& shared;  // the machine that carries L2 contents across kernels
+  bool sampled = false;                     // this op runs sampled (on a fresh machine)
+  // The machine for one run of this op: the shared one, or for a sampled op a fresh one
+  // (the slice must not find in the L2 what a previous slice left there).
+  gpu::GpuModel& machine(std::unique_ptr<gpu::GpuModel>& fresh) {
+    if (!sampled) return *shared;
+    fresh = std::make_unique<gpu::GpuModel>(hw);
+    return *fresh;
+  }
+};
+
+Measured run_gemm(RunCtx& c, const wl::Op& op, const ir::BufferPlacement& place) {
   // A batched GEMM runs as one GEMM with the batches stacked along M (same tile count when M is a
   // multiple of the tile; operand B is then shared, which understates its traffic: docs/workloads.md).
-  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile), GemmSchedule::kDataParallel);
+  GemmPlan p = plan_gemm(c.hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(c.opt.gemm_tile), GemmSchedule::kDataParallel);
   const int64_t rounds = p.waves;
-  auto run = [&](int64_t base, int64_t count, double scale) {
-    auto prog = ir::Program::build(gemm_kernel(), gemm_params(p, base, count));
-    return run_scaled(m, *prog, scale);
+  c.sampled = !c.opt.exact && rounds > 2;
+  auto run = [&](int64_t base, int64_t count) {
+    std::unique_ptr<gpu::GpuModel> fresh;
+    auto prog = ir::Program::build(gemm_kernel(), gemm_params(p, base, count), place);
+    return run_scaled(c.machine(fresh), *prog, 1.0, c.sampled, c.sampled);
   };
-  if (opt.exact || rounds <= 2) return run(0, p.tiles, 1.0);
-  Measured full = run(0, p.wave_size, 1.0);
+  if (!c.sampled) return run(0, p.tiles);
+  Measured full = run(0, p.wave_size);
   int64_t tail_base = (rounds - 1) * p.wave_size;
-  Measured tail = run(tail_base, p.tiles - tail_base, 1.0);
+  Measured tail = run(tail_base, p.tiles - tail_base);
   Measured r = full;
   r.time_us = full.launch_us + double(rounds - 1) * (full.time_us - full.launch_us) + (tail.time_us - tail.launch_us);
   r.rd = uint64_t(double(rounds - 1) * double(full.rd)) + tail.rd;
@@ -80,14 +145,80 @@ Measured run_gemm(gpu::GpuModel& m, const ConfigNode& hw, const wl::Op& op, cons
   return r;
 }
 
-Measured run_flash(gpu::GpuModel& m, const wl::Op& op, const WorkloadRunOptions& opt, uint32_t sms) {
+Measured run_flash(RunCtx& c, const wl::Op& op, uint32_t sms, const ir::BufferPlacement& place) {
   const auto& a = op.attn;
   int64_t heads = a.B * a.H;
   int64_t ctas_per_head = (a.T + 63) / 64;
   // Sampling: enough heads for two waves of CTAs, scaled to all heads (heads are independent).
-  int64_t h = opt.exact ? heads : std::min<int64_t>(heads, std::max<int64_t>(1, 2 * int64_t(sms) * 2 / ctas_per_head));
-  auto prog = ir::Program::build(flash_kernel(), {{"B", 1}, {"H", h}, {"T", a.T}, {"D", a.d}});
-  return run_scaled(m, *prog, double(heads) / double(h));
+  int64_t h = c.opt.exact ? heads : std::min<int64_t>(heads, std::max<int64_t>(1, 2 * int64_t(sms) * 2 / ctas_per_head));
+  c.sampled = h < heads;
+  std::unique_ptr<gpu::GpuModel> fresh;
+  const ir::Kernel& k = a.backward ? flash_bwd_kernel() : flash_kernel();
+  auto prog = ir::Program::build(k, {{"B", 1}, {"H", h}, {"T", a.T}, {"D", a.d}}, place);
+  return run_scaled(c.machine(fresh), *prog, double(heads) / double(h), c.sampled, c.sampled);
+}
+
+// Grid-stride kernels (elementwise, softmax, reduction). Sampled when the loop has more iterations
+// than a warm-up plus the slice: on a fresh machine, iterations [0, w) fill the L2 with this
+// kernel's own mix of clean and dirty lines (elementwise: a touch-only twin, same accesses) (w = L2 bytes / bytes per iteration, rounded up, + 1);
+// then iterations [w, w + s) run as a second launch and are measured: steady state, where every
+// line allocated evicts one, so DRAM writes (dirty evictions) and the time spent on them are those
+// of the middle of the full kernel. Span and bytes are scaled by the elements (rows) of the op
+// over those of the slice. Small kernels run in full on the shared machine (L2 carry-over).
+Measured run_grid_stride(RunCtx& c, const wl::Op& op, wl::LowerOptions lo, uint64_t l2_bytes, const ir::BufferPlacement& place) {
+  lo.iteration_limit = std::max<int64_t>(c.opt.sample_iterations, 1);
+  wl::LoweredKernel k = op.kind == wl::OpKind::kElementwise ? wl::lower_elementwise(op, lo)
+                        : op.kind == wl::OpKind::kSoftmax   ? wl::lower_softmax(op, lo)
+                                                            : wl::lower_reduction(op, lo);
+  const int64_t warm = int64_t((l2_bytes + k.bytes_per_iteration - 1) / std::max<uint64_t>(k.bytes_per_iteration, 1)) + 1;
+  c.sampled = !c.opt.exact && k.full_iterations > warm + k.iterations;
+  if (!c.sampled) {
+    auto prog = ir::Program::build(*k.kernel, k.slice(0, k.full_iterations), place);
+    return run_scaled(*c.shared, *prog, 1.0, false, false);
+  }
+  gpu::GpuModel m(c.hw);
+  if (op.kind == wl::OpKind::kElementwise) {
+    // The warm-up needs only the L2 state: the same loads and stores without the arithmetic.
+    wl::LowerOptions tl = lo;
+    tl.touch_only = true;
+    wl::LoweredKernel t = wl::lower_elementwise(op, tl);
+    m.run(*ir::Program::build(*t.kernel, t.slice(0, warm), place));
+  } else {
+    m.run(*ir::Program::build(*k.kernel, k.slice(0, warm), place));
+  }
+  auto prog = ir::Program::build(*k.kernel, k.slice(warm, k.iterations), place);
+  Measured r = run_scaled(m, *prog, k.work_scale, true, false);
+  r.warmup_iterations = warm;
+  return r;
+}
+
+// Kernel buffer name -> workload tensor region, by the lowering's naming.
+ir::BufferPlacement place_op(const wl::Op& op, Placement& pl) {
+  ir::BufferPlacement m;
+  auto in = [&](size_t i) { return i < op.inputs.size() ? pl.region(op.inputs[i].name) : pl.region(op.name + ".in" + std::to_string(i)); };
+  auto out = [&](size_t i) { return i < op.outputs.size() ? pl.region(op.outputs[i].name) : pl.region(op.name + ".out" + std::to_string(i)); };
+  switch (op.kind) {
+    case wl::OpKind::kMatmul:
+      m = {{"A", in(0)}, {"B", in(1)}, {"C", out(0)}, {"Cacc", pl.region(op.name + ".acc")}};
+      break;
+    case wl::OpKind::kAttention:
+      if (op.attn.backward) {
+        // inputs q, k, v, o, dO; outputs dq, dk, dv. The kernel reads the forward's row statistics
+        // and FA2's rowsum(dO * O) (LSE, Dv) and accumulates dQ in f32 (dQacc): own regions.
+        m = {{"Q", in(0)}, {"K", in(1)}, {"V", in(2)}, {"dO", in(4)}, {"LSE", pl.region(op.name + ".lse")},
+             {"Dv", pl.region(op.name + ".dv_rowsum")}, {"dQacc", pl.region(op.name + ".dqacc")},
+             {"dK", out(1)}, {"dV", out(2)}};
+      } else {
+        m = {{"Q", in(0)}, {"K", in(1)}, {"V", in(2)}, {"O", out(0)}};
+      }
+      break;
+    case wl::OpKind::kElementwise:
+      for (size_t i = 0; i < op.inputs.size(); ++i) m["x" + std::to_string(i)] = in(i);
+      for (size_t i = 0; i < op.outputs.size(); ++i) m["y" + std::to_string(i)] = out(i);
+      break;
+    default: m = {{"x", in(0)}, {"y", out(0)}};
+  }
+  return m;
 }
 
 }  // namespace
@@ -100,32 +231,27 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   auto passes = wl::run_passes(w, po);
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
-  // Every IR Program places its buffers from the same start address, so two kernels' different
-  // tensors alias in the address space; until buffers can be placed, each kernel runs on a fresh
-  // machine (cold L2) unless carry_l2 is set (docs/workloads.md).
+  // All kernels run on one machine, each tensor in its own address region, so a consumer finds
+  // in the L2 what its producer left there. A sampled op (a slice of a kernel far larger than the
+  // L2) runs on a fresh machine, and the shared one restarts cold after it: the full kernel would
+  // have streamed its whole footprint through the L2 (docs/workloads.md, "Runs and sampling").
   auto shared_model = std::make_unique<gpu::GpuModel>(hw);
+  Placement placement(w);
+  const uint64_t l2_bytes = hw.at("l2").at("size_bytes").as<uint64_t>();
   wl::LowerOptions lo;
   lo.ctas = int(specs.sm.count) * 8;
-  lo.iteration_limit = opt.exact ? 0 : opt.sample_iterations;
   WorkloadReport rep;
   for (const wl::Op* op : w.ops_in_order()) {
     Measured me;
+    RunCtx ctx{hw, opt, shared_model};
     if (!opt.carry_l2) shared_model = std::make_unique<gpu::GpuModel>(hw);
-    gpu::GpuModel& model = *shared_model;
+    ir::BufferPlacement place = place_op(*op, placement);
     switch (op->kind) {
-      case wl::OpKind::kMatmul: me = run_gemm(model, hw, *op, opt); break;
-      case wl::OpKind::kAttention:
-        if (op->attn.backward) throw InputError(op->pos, "attention backward is not lowered to the GPU yet");
-        me = run_flash(model, *op, opt, specs.sm.count);
-        break;
-      default: {
-        wl::LoweredKernel k = op->kind == wl::OpKind::kElementwise ? wl::lower_elementwise(*op, lo)
-                              : op->kind == wl::OpKind::kSoftmax   ? wl::lower_softmax(*op, lo)
-                                                                   : wl::lower_reduction(*op, lo);
-        auto prog = ir::Program::build(*k.kernel, k.params);
-        me = run_scaled(model, *prog, double(k.full_iterations) / double(k.iterations));
-      }
+      case wl::OpKind::kMatmul: me = run_gemm(ctx, *op, place); break;
+      case wl::OpKind::kAttention: me = run_flash(ctx, *op, specs.sm.count, place); break;
+      default: me = run_grid_stride(ctx, *op, lo, l2_bytes, place);
     }
+    if (ctx.sampled) shared_model = std::make_unique<gpu::GpuModel>(hw);
     KernelRecord r;
     r.kernel = me.kernel;
     r.op = op->name;

@@ -18,7 +18,7 @@ struct WorkloadRunOptions {
   bool fusion = true;        // run the elementwise fusion pass (P5)
   bool recompute = true;     // honour the ops' `recompute:` policy (P6)
   bool cuda_graph = false;   // one launch for the whole sequence: no per-kernel launch gaps
-  bool carry_l2 = false;     // run all kernels on one machine (L2 carries over; see docs/workloads.md)
+  bool carry_l2 = true;      // false: every kernel on a fresh machine (cold L2), for comparison
   bool exact = false;        // no sampling: every grid-stride iteration, every GEMM wave, every head
   int64_t sample_iterations = 3;  // grid-stride iterations simulated per elementwise/rowwise kernel
   std::string gemm_tile = "128x128";
