@@ -33,6 +33,7 @@ Runner add_waves(CLI::App& app) {
   app.add_option("--dtype", o->req.dtype, "operand dtype");
   app.add_option("--set", o->sets, "config override PATH=VALUE");
   app.add_flag("--exact", o->req.exact, "simulate every wave (no sampling)");
+  app.add_flag("!--no-suggestions", o->req.suggestions, "skip the padded alternatives (each is a simulation)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   return [o]() {
     auto hw = load_hw(o->hw, o->sets);

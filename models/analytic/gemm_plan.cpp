@@ -145,6 +145,10 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
   const int64_t round = p.schedule == GemmSchedule::kPersistent ? p.grid : p.wave_size;  // items per wave
   const int64_t rounds = (items + round - 1) / round;
   GemmTiming r;
+  auto l2rd = [](const gpu::KernelResult& k) {
+    auto it = k.metrics.find("lts__t_sectors_srcunit_tex_op_read.sum");
+    return it == k.metrics.end() ? uint64_t(0) : it->get<uint64_t>() * 32;
+  };
   auto run = [&](int64_t base, int64_t count) {
     gpu::GpuModel m(hw);
     auto prog = ir::Program::build(gemm_kernel(), gemm_params(p, base, count));
@@ -154,6 +158,7 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
     auto k = run(0, items);
     r.time_us = k.time_us;
     r.dram_bytes = k.dram_read_bytes + k.dram_write_bytes;
+    r.l2_read_bytes = l2rd(k);
     r.simulated_tiles = items;
   } else {
     // One full wave (steady state, all SMs busy) and the tail wave in detail; the full waves
@@ -165,6 +170,7 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
     r.time_us = full.launch_overhead_us + double(rounds - 1) * span_full + span_tail;
     r.dram_bytes = uint64_t(double(rounds - 1) * double(full.dram_read_bytes + full.dram_write_bytes)) +
                    tail.dram_read_bytes + tail.dram_write_bytes;
+    r.l2_read_bytes = uint64_t(double(rounds - 1) * double(l2rd(full))) + l2rd(tail);
     r.sampled = true;
     r.simulated_tiles = round + (items - tail_base);
   }

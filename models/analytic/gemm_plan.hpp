@@ -62,6 +62,7 @@ struct GemmTiming {
   bool sampled = false;
   int64_t simulated_tiles = 0;
   uint64_t dram_bytes = 0;     // extrapolated like the time
+  uint64_t l2_read_bytes = 0;  // sectors the SMs read from the L2 (operand traffic, P8), extrapolated
   double tflops = 0;
 };
 // Runs the GEMM on a fresh GpuModel. Sampling (unless exact): when there are more than two

@@ -79,6 +79,7 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
     r.json["sampled"] = best_t.sampled;
     r.json["simulated_tiles"] = best_t.simulated_tiles;
     r.json["dram_bytes"] = best_t.dram_bytes;
+    r.json["l2_read_bytes"] = best_t.l2_read_bytes;
   } else {
     r.json["time_us"] = nullptr;
   }
