@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels_ir/graph/passes.hpp"
+#include "kernels_ir/exec/program.hpp"
+#include "kernels_ir/parser.hpp"
 #include "models/analytic/gemm_plan.hpp"
 #include "sim/config.hpp"
 
@@ -104,4 +106,34 @@ TEST(GemmWaves, PersistentScheduleQuantizesAsTilesPerCta) {
   auto p = analytic::plan_gemm(*hw, 2304, 4096, 4096, t, analytic::GemmSchedule::kPersistent);
   EXPECT_EQ(p.grid, p.wave_size);
   EXPECT_EQ(p.tiles_per_cta_max, (p.tiles + p.grid - 1) / p.grid);
+}
+
+// Buffer placement (ir::Program::build with a BufferPlacement): a named buffer goes to the start of
+// its region, honouring its alignment; the others keep the default placement.
+TEST(WorkloadGraph, ProgramPlacesNamedBuffersInTheirRegions) {
+  auto k = ir::parse_kernel_string(R"(kernel p(N = 1024) {
+  grid 1
+  block 32
+  buffer a : f32[N]
+  buffer b : f32[N] align 16
+  buffer c : f32[N]
+  st.global c[tid.x], x
+}
+)", "<p>");
+  auto plain = ir::Program::build(*k, {});
+  const uint64_t ra = uint64_t(1) << 40, rb = (uint64_t(1) << 40) + (uint64_t(8) << 20);
+  auto placed = ir::Program::build(*k, {}, {{"a", ra}, {"b", rb}, {"not_a_buffer", 0}});
+  ASSERT_EQ(placed->buffers().size(), 3u);
+  EXPECT_EQ(placed->buffers()[0].base, ra);
+  EXPECT_EQ(placed->buffers()[1].base, rb + 16);  // align 16: a multiple of 16, not of 32
+  EXPECT_EQ(placed->buffers()[2].base, plain->buffers()[0].base);  // unnamed: default cursor
+}
+
+TEST(WorkloadGraph, ParamOverridesFromTheCommandLine) {
+  auto p = parse_param_overrides({"T=8192", "n=2^26"});
+  EXPECT_EQ(p.at("T"), 8192);
+  EXPECT_EQ(p.at("n"), int64_t(1) << 26);
+  EXPECT_THROW(parse_param_overrides({"T"}), InputError);
+  auto w = Workload::load_file(src("kernels_ir/workloads/attention_flash.yaml"), p);
+  EXPECT_EQ(w.ops_in_order()[0]->attn.T, 8192);
 }
