@@ -278,7 +278,10 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   o << buf;
   for (auto& k : rep.kernels) {
     k.share = rep.total_us > 0 ? k.time_us / rep.total_us : 0;
-    k.bound = k.intensity < rep.ridge_flops_per_byte ? "memory" : "compute";
+    // Elementwise / rowwise kernels run on the CUDA cores: their ridge is the f32 FFMA one.
+    const bool tensor = k.kind == "matmul" || k.kind == "attention";
+    const double ridge = tensor ? rep.ridge_flops_per_byte : config_peak_flops(hw, ir::DType::kF32) / config_hbm_bytes_per_s(hw);
+    k.bound = k.intensity < ridge ? "memory" : "compute";
     ks.push_back({{"kernel", k.kernel}, {"op", k.op}, {"kind", k.kind}, {"time_us", k.time_us}, {"share", k.share},
                   {"dram_read_bytes", k.dram_read_bytes}, {"dram_write_bytes", k.dram_write_bytes},
                   {"min_bytes", k.min_bytes}, {"flops", k.flops}, {"intensity", k.intensity}, {"bound", k.bound},
