@@ -53,7 +53,14 @@ class Simulation {
   const StatGroup& stats() const { return stats_; }
 
  private:
+  template <class Q>
+  Tick run_on(Q& q, Tick until);
+  [[noreturn]] void time_limit_reached();
+  [[noreturn]] void no_progress();
+  [[noreturn]] void event_limit_reached();
+
   std::unique_ptr<EventQueue> queue_;
+  CalendarEventQueue* calendar_ = nullptr;  // queue_ when it is the default (calls without dispatch)
   StatGroup stats_;
   WatchdogLimits limits_;
   Tick now_ = 0;
