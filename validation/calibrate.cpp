@@ -105,6 +105,7 @@ namespace {
 
 struct Ctx {
   const Dataset& data;
+  const Dataset& all;  // every batch (later batches: repeats used only as leave-out checks, never fitted)
   SimRunner& sim;
   const ConfigNode& root;
   const CalibrationOptions& opt;
@@ -126,6 +127,18 @@ struct Ctx {
     }
     auto v = n->is_scalar() ? parse_number(n->scalar()) : std::nullopt;
     return v ? *v : std::nan("");
+  }
+  // The override that shrinks the L2 by `k` (rounded to whole sets of every slice): model runs at
+  // 1/k of the measured size keep the measured footprint-to-L2 ratio (a similarity scaling that
+  // keeps calibration fast; the HBM, latencies and per-slice rates are unchanged).
+  std::string l2_scaled(int k) const {
+    auto num = [&](const char* key, double d) { double v = previous(key); return std::isfinite(v) ? v : d; };
+    double size = num("l2.size_bytes", 50331648);
+    for (const auto& f : fixed)
+      if (f.rfind("l2.size_bytes=", 0) == 0) size = std::stod(f.substr(14));
+    double unit = num("l2.slices", 1) * num("l2.assoc", 16) * num("l2.line_bytes", 128);
+    double v = std::max(unit, std::round(size / k / unit) * unit);
+    return "l2.size_bytes=" + std::to_string(int64_t(v));
   }
   std::vector<double> times_us(const std::vector<SimJob>& jobs) {
     auto outs = sim.run_all(jobs);
@@ -273,20 +286,23 @@ std::vector<ChasePoint> chase_points(const Dataset& d, int64_t lo, int64_t hi, s
 }
 
 // Simulated ns per hop: (T(F, 128-byte nodes) - T(F, one node)) / (hops - 1); the warm-up is the same.
-std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, const std::vector<std::string>& sets) {
+// scale > 1: the chase runs at footprint / scale with the L2 shrunk by the same factor.
+std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, std::vector<std::string> sets, int scale = 1) {
+  if (scale > 1) sets.push_back(c.l2_scaled(scale));
   std::vector<SimJob> jobs;
   for (const auto& p : pts) {
-    jobs.push_back({"pointer_chase", {{"footprint_bytes", p.footprint}, {"stride_bytes", 128}}, sets});
-    jobs.push_back({"pointer_chase", {{"footprint_bytes", p.footprint}, {"stride_bytes", p.footprint}}, sets});
+    int64_t f = p.footprint / scale;
+    jobs.push_back({"pointer_chase", {{"footprint_bytes", f}, {"stride_bytes", 128}}, sets});
+    jobs.push_back({"pointer_chase", {{"footprint_bytes", f}, {"stride_bytes", f}}, sets});
   }
   auto t = c.times_us(jobs);
   std::vector<double> ns;
-  for (size_t i = 0; i < pts.size(); ++i) ns.push_back((t[2 * i] - t[2 * i + 1]) * 1000 / double(pts[i].footprint / 128 - 1));
+  for (size_t i = 0; i < pts.size(); ++i) ns.push_back((t[2 * i] - t[2 * i + 1]) * 1000 / double(pts[i].footprint / scale / 128 - 1));
   return ns;
 }
 
 void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const std::vector<ChasePoint>& pts,
-                 double p0, double p1, const std::string& level, int decimals) {
+                 double p0, double p1, const std::string& level, int decimals, int scale = 1) {
   if (pts.empty()) {
     c.res.notes.push_back(key + ": no pointer_chase points in the " + level + " plateau; not calibrated");
     return;
@@ -294,7 +310,7 @@ void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const 
   std::vector<double> meas, spread;
   for (const auto& q : pts) meas.push_back(q.ns), spread.push_back(q.spread);
   auto simulate = [&](double v) {
-    return sim_chase(c, pts, c.with(key, decimals ? as_dec(v, decimals) : as_int(v)));
+    return sim_chase(c, pts, c.with(key, decimals ? as_dec(v, decimals) : as_int(v)), scale);
   };
   ResponseFit f = fit_through_model(simulate, meas, spread, p0, p1, Response::kLinear, 1, 100000);
   CalibratedParam p;
@@ -309,7 +325,10 @@ void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const 
   std::string fps;
   for (const auto& q : pts) fps += (fps.empty() ? "" : ", ") + fmt(double(q.footprint) / 1024, 6) + " KiB";
   p.method = "pointer_chase ns per dependent hop (run minus warm-up) in the " + level + " plateau, footprints " + fps +
-             "; the model simulated at two values, solved, verified (" + std::to_string(f.model_runs) + " runs).";
+             "; the model simulated at two values, solved, verified (" + std::to_string(f.model_runs) + " runs)" +
+             (scale > 1 ? "; the model runs at footprint / " + std::to_string(scale) + " with the L2 shrunk " +
+                              std::to_string(scale) + "x (the same footprint-to-L2 ratio; " + c.l2_scaled(scale) + ")."
+                        : ".");
   p.model_runs = f.model_runs;
   p.loo_err = rms(f.loo_err);
   p.loo_note = pts.size() > 1 ? "each footprint predicted from a fit to the others" : "single point: no leave-one-out";
@@ -331,10 +350,16 @@ void fit_bandwidth(Ctx& c) {
   LineFit mf = fit_line(bytes, t);  // t = a + bytes / BW: the intercept is launch + ramp, the slope 1/BW
   double bw_meas = 1e-3 / mf.b;     // bytes/us -> GB/s
   double bw_se = bw_meas * mf.se_b / mf.b;
-  // The model's achieved copy rate: the slope between two simulated sizes beyond its L2.
-  int64_t n1 = c.opt.quick ? (int64_t(1) << 23) : (int64_t(1) << 24), n2 = 2 * n1;
+  // The model's achieved copy rate: the slope between two simulated sizes beyond its L2. The
+  // model runs at n = 2^22 and 2^23 with the L2 shrunk 8x, which puts both sizes as far beyond the
+  // L2 as 2^25 and 2^26 are beyond the full one (the L2 keeps the last dirty lines of a copy at the
+  // end of the kernel; the slope between two sizes beyond it is the HBM plateau). 8x fewer events.
+  const int l2k = 8;
+  int64_t n1 = c.opt.quick ? (int64_t(1) << 21) : (int64_t(1) << 22), n2 = 2 * n1;
+  std::string l2set = c.l2_scaled(c.opt.quick ? 16 : l2k);
   auto sim_rate = [&](double v) {
     auto s = c.with("hbm.bandwidth_gbps", as_dec(v, 1));
+    s.push_back(l2set);
     auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
     return std::vector<double>{double(8 * (n2 - n1)) / (tt[1] - tt[0]) / 1000};  // GB/s
   };
@@ -351,7 +376,7 @@ void fit_bandwidth(Ctx& c) {
   p.method = "measured copy plateau 1/slope of time vs bytes over " + std::to_string(bytes.size()) +
              " sizes >= 256 MB: " + fmt(bw_meas, 5) + " ± " + fmt(bw_se, 2) + " GB/s (intercept " + fmt(mf.a, 3) +
              " us); config rate chosen so the model's slope between n = " + std::to_string(n1) + " and " +
-             std::to_string(n2) + " equals it (model efficiency " + fmt(bw_meas / f.p * 100, 3) + "% of its config rate).";
+             std::to_string(n2) + " (L2 shrunk " + std::to_string(c.opt.quick ? 16 : l2k) + "x: " + l2set + ") equals it (model efficiency " + fmt(bw_meas / f.p * 100, 3) + "% of its config rate).";
   p.model_runs = f.model_runs;
   // leave one size out: the plateau slope from the other sizes predicts the left-out size's time
   std::vector<double> loo;
@@ -367,11 +392,13 @@ void fit_bandwidth(Ctx& c) {
   c.add(p, {{"", "stream_copy plateau rate", "GB/s", bw_meas, f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
   // launch overhead cross-check: the copy's intercept, measured against the model's
   if (auto* lp = const_cast<CalibratedParam*>(c.res.find("launch.overhead_us"))) {
-    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, c.fixed}, {"stream_copy", {{"n", n2}}, c.fixed}});
+    auto s = c.fixed;
+    s.push_back(l2set);
+    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
     double slope = (tt[1] - tt[0]) / double(8 * (n2 - n1));
     double a_model = tt[0] - slope * double(8 * n1);
     lp->loo_note = "the stream_copy intercept (launch + ramp) measured " + fmt(mf.a, 3) + " ± " + fmt(mf.se_a, 2) +
-                   " us, the model with this value " + fmt(a_model, 3) + " us";
+                   " us, the model with this value " + fmt(a_model, 3) + " us (its plateau line, L2 shrunk)";
     lp->loo_err = std::fabs(a_model - mf.a) / std::max(1e-9, mf.a);
   }
 }
@@ -379,7 +406,7 @@ void fit_bandwidth(Ctx& c) {
 // ---- sm.tensor.mma_sync_flops_per_cycle.<dtype>: mma_throughput ----
 void fit_mma(Ctx& c) {
   static const char* names[] = {"f16", "bf16", "tf32", "e4m3"};
-  int64_t i1 = c.opt.quick ? 8 : 16, i2 = 2 * i1;
+  int64_t i1 = 16, i2 = 32;  // below ~16 iterations the model is still filling its pipelines (not linear in iters)
   for (auto* q : c.data.select("mma_throughput")) {
     int dtype = int(q->num("dtype"));
     if (dtype < 0 || dtype > 3) continue;
@@ -400,44 +427,76 @@ void fit_mma(Ctx& c) {
     p.value = f.p;
     p.se = f.se;
     p.quantum = 1;
-    p.written = as_int(f.p);
+    // The model's tensor pipe takes a whole number of cycles per mma, so its time is flat in the rate
+    // between two integer initiation intervals: when the verifying run misses by over 2%, no rate
+    // reproduces the point; the measured device rate is written and the residual stays visible.
+    double dev_rate = q->num("flops_per_sm_per_cycle_nvml");
+    bool flat = f.verify_err > 0.02 && std::isfinite(dev_rate);
+    if (flat) p.value = dev_rate, p.se = dev_rate * q->spread() / 2;
+    p.written = as_int(p.value);
     p.source = q->file;
     p.kind = "fit through the model";
     p.method = std::string("mma_throughput ") + names[dtype] + " at iters = " + std::to_string(iters) + " (" +
                fmt(q->time_us, 5) + " us); the model run at iters " + std::to_string(i1) + " and " +
-               std::to_string(i2) + " and extrapolated linearly in iters.";
+               std::to_string(i2) + " and extrapolated linearly in iters." +
+               (flat ? " The model's time does not respond to the rate here (whole cycles per mma in its tensor pipe; "
+                       "the fit-through-the-model value " + fmt(f.p, 5) + " leaves the same " + fmt(f.verify_err * 100, 2) +
+                       "% residual), so the measured device rate " + fmt(dev_rate, 5) + " flop/cycle/SM (flops / time / "
+                       "NVML clock / SMs) is written."
+                     : "");
     p.model_runs = f.model_runs;
-    p.loo_note = "one point per dtype: no leave-one-out; the repeat spread is the uncertainty";
+    // Left out of the fit: the same point measured again in a later batch (never fitted).
+    std::vector<double> later;
+    for (auto* r : c.all.select("mma_throughput"))
+      if (r->batch != q->batch && int(r->num("dtype")) == dtype && int64_t(r->num("iters")) == iters) later.push_back(r->time_us);
+    if (!later.empty() && !f.sim_at_p.empty()) {
+      p.loo_err = std::fabs(f.sim_at_p[0] / median(later) - 1);
+      p.loo_note = "one point per dtype in the fit batch; the left-out figure is the fitted model against the same point "
+                   "measured in the later batch (" + fmt(median(later), 5) + " us), a repeat never used for fitting";
+    } else {
+      p.loo_note = "one point per dtype: no leave-one-out; the repeat spread is the uncertainty";
+    }
     c.add(p, {{"", std::string("mma_throughput ") + names[dtype], "us", q->time_us,
                f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
   }
 }
 
 // ---- hbm.burst_bytes from the strided curve: 32 or 64, by the lowest error ----
+// The model runs at n / 8 with the L2 shrunk 8x (the same footprint-to-L2 ratio), and each stride's
+// time is predicted as the measured stride-1 time x the model's ratio t(stride) / t(stride 1) at
+// that size (scale-free: the launch, the wave count and the plateau rate cancel in the ratio).
 void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
   std::vector<const MeasuredPoint*> pts;
-  for (auto* q : c.data.select("strided_copy", "cold"))
+  const MeasuredPoint* ref = nullptr;
+  for (auto* q : c.data.select("strided_copy", "cold")) {
     if (std::find(strides.begin(), strides.end(), int64_t(q->num("stride"))) != strides.end()) pts.push_back(q);
-  if (pts.empty()) {
-    c.res.notes.push_back("hbm.burst_bytes: no strided_copy points; not calibrated");
+    if (int64_t(q->num("stride")) == 1) ref = q;
+  }
+  if (pts.empty() || !ref) {
+    c.res.notes.push_back("hbm.burst_bytes: no strided_copy points (with a stride-1 reference); not calibrated");
     return;
   }
+  const int k = c.opt.quick ? 16 : 8;
+  std::string l2set = c.l2_scaled(k);
   double best = 1e300, best_b = 32;
   std::vector<double> best_sim;
   std::string errs;
-  std::vector<double> per_b_err;
   for (int b : {32, 64}) {
+    auto sets = c.with("hbm.burst_bytes", std::to_string(b));
+    sets.push_back(l2set);
     std::vector<SimJob> jobs;
     for (auto* q : pts)
-      jobs.push_back({"strided_copy", {{"n", int64_t(q->num("n"))}, {"stride", int64_t(q->num("stride"))}},
-                      c.with("hbm.burst_bytes", std::to_string(b))});
+      jobs.push_back({"strided_copy", {{"n", int64_t(q->num("n")) / k}, {"stride", int64_t(q->num("stride"))}}, sets});
+    jobs.push_back({"strided_copy", {{"n", int64_t(ref->num("n")) / k}, {"stride", 1}}, sets});
     auto tt = c.times_us(jobs);
-    std::vector<double> e;
-    for (size_t i = 0; i < pts.size(); ++i) e.push_back(tt[i] / pts[i]->time_us - 1);
+    std::vector<double> e, pred;
+    for (size_t i = 0; i < pts.size(); ++i) {
+      pred.push_back(ref->time_us * tt[i] / tt.back());
+      e.push_back(pred.back() / pts[i]->time_us - 1);
+    }
     double err = rms(e);
-    per_b_err.push_back(err);
     errs += (errs.empty() ? "" : ", ") + std::to_string(b) + " B: RMS " + fmt(err * 100, 3) + "%";
-    if (err < best) best = err, best_b = b, best_sim = tt;
+    if (err < best) best = err, best_b = b, best_sim = pred;
   }
   CalibratedParam p;
   p.key = "hbm.burst_bytes";
@@ -450,7 +509,9 @@ void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
   p.kind = "chosen by lowest error";
   std::string ss;
   for (auto s : strides) ss += (ss.empty() ? "" : ", ") + std::to_string(s);
-  p.method = "strided_copy time at strides " + ss + " (the other strides are held out); " + errs + ".";
+  p.method = "strided_copy time at strides " + ss + " (the other strides are held out), each predicted as the measured "
+             "stride-1 time x the model's t(stride) / t(stride 1), the model at n / " + std::to_string(k) +
+             " with the L2 shrunk " + std::to_string(k) + "x (" + l2set + "); " + errs + ".";
   p.loo_err = best;
   p.loo_note = "discrete choice: the figure is the RMS time error of the chosen value on the fit strides";
   std::vector<FitResidual> r;
@@ -481,14 +542,16 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
   auto root = ConfigNode::load_file(hw_path);
   SimRunner sim(hw_path, kernels_dir);
   if (opt.threads) sim.set_threads(opt.threads);
-  Ctx c{first, sim, *root, opt, res, {}};
+  Ctx c{first, data, sim, *root, opt, res, {}};
   fit_clock(c);
   read_l2_size(c);
   fit_launch(c);
   fit_latency(c, "l1.latency_cycles", "cycles", chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);
   fit_latency(c, "l2.hit_latency_cycles", "cycles", chase_points(first, 2 << 20, 8 << 20, 3), 200, 300, "L2", 0);
-  int64_t hbm_fp = opt.quick ? (128ll << 20) : (128ll << 20);
-  fit_latency(c, "hbm.latency_ns", "ns", chase_points(first, hbm_fp, hbm_fp, 1), 250, 400, "HBM (far beyond L2)", 1);
+  // the 128 MiB chase (1M hops) runs at 1/8 the footprint with the L2 shrunk 8x (same ratio)
+  int64_t hbm_fp = 128ll << 20;
+  fit_latency(c, "hbm.latency_ns", "ns", chase_points(first, hbm_fp, hbm_fp, 1), 250, 400, "HBM (far beyond L2)", 1,
+              opt.quick ? 16 : 8);
   fit_bandwidth(c);
   fit_mma(c);
   fit_burst(c, burst_fit_strides());
