@@ -106,6 +106,14 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
                 (long long)best.tiles, (long long)best.tiles_m, (long long)best.tiles_n, best.ctas_per_sm,
                 best.occupancy_limiter.c_str(), (long long)best.wave_size, (long long)best.waves, best.last_wave_fill);
   o << buf;
+  if (sched == GemmSchedule::kPersistent) {
+    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, tiles per CTA %lld..%lld\n", (long long)best.grid,
+                  (long long)best.tiles_per_cta_min, (long long)best.tiles_per_cta_max);
+    o << buf;
+  } else if (sched == GemmSchedule::kSplitK) {
+    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, %lld K slices per tile\n", (long long)best.grid, (long long)best.tiles_per_cta_max);
+    o << buf;
+  }
   std::snprintf(buf, sizeof buf, "  tile efficiency %.3f  vector bytes %d (%s)\n", best.tile_efficiency, best.vector_bytes,
                 best.aligned() ? "aligned" : "misaligned");
   o << buf;
