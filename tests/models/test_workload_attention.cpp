@@ -68,3 +68,25 @@ TEST(WorkloadAttention, OnlineSoftmaxOrderGivesTheDirectFormula) {
   Eigen::MatrixXd Pdirect = P.array().colwise() / rowsum.array();
   EXPECT_LT((Pre - Pdirect).cwiseAbs().maxCoeff(), 1e-12);
 }
+
+// The flash backward node lowers to flash_attention_bwd.kir: it recomputes the score tiles (no
+// T x T tensor in HBM) and does 2.5x the forward's matmul FLOPs, so it takes longer than the forward.
+TEST(WorkloadAttention, FlashBackwardRunsAndRecomputesTheTiles) {
+  auto hw = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
+  const std::string y = R"(name: fb
+params: {B: 1, H: 8, T: 256, d: 64}
+tensors:
+  q: {dtype: bf16, shape: [B, H, T, d]}
+  k: {dtype: bf16, shape: [B, H, T, d]}
+  v: {dtype: bf16, shape: [B, H, T, d]}
+ops:
+  - {name: attn, op: attention, q: q, k: k, v: v, out: o, impl: flash, backward: true}
+)";
+  auto w = wl::Workload::load_string(y, "fb.yaml");
+  auto r = analytic::run_workload(*hw, w, analytic::WorkloadRunOptions{});
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[1].kernel, "flash_attention_bwd");
+  EXPECT_GT(r.kernels[1].time_us, r.kernels[0].time_us) << r.text;
+  const double tensor = 8.0 * 256 * 64 * 2;
+  EXPECT_LT(double(r.kernels[1].dram_read_bytes + r.kernels[1].dram_write_bytes), 16 * tensor) << r.text;  // no T x T
+}
