@@ -240,6 +240,16 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   };
   auto err = [](const PointResult& p) { return p.err(); };
   rep.heldout_families = family_stats("held-out", err);
+  bool app_heldout = false;
+  for (const auto& f : rep.heldout_families) app_heldout = app_heldout || !kMicro.count(f.name);
+  if (apps && !app_heldout) {
+    rep.heldout_kind = "unused microbenchmarks";
+    rep.notes.erase(rep.notes.begin());  // the "application kernels" note pushed above
+    rep.notes.push_back("No application-kernel point is in the held-out figures: every b2 application point is excluded "
+                        "(no IR kernel of that name, or its twin fails the fidelity check; see the excluded list). The "
+                        "held-out figures are the microbenchmark families calibration does not use: weaker evidence "
+                        "than application kernels.");
+  }
   rep.fitbench_families = family_stats("fit-benchmark", err);
   rep.calibration_families = family_stats("calibration", err);
   std::vector<double> fm, fw, fs;
