@@ -78,6 +78,8 @@ struct BufferDecl {
   std::optional<Expr> align;
   InitKind init = InitKind::kNone;
   std::vector<Expr> init_args;   // chase(stride_bytes, seed)
+  bool vmem = false;             // TPU dialect: `vmem NAME : T[rows, cols] slots N` (else HBM)
+  std::optional<Expr> slots;     // vmem: 2 = double-buffered
   Loc loc;
   bool operator==(const BufferDecl&) const = default;
 };
@@ -92,6 +94,7 @@ struct SharedDecl {
 
 struct Kernel {
   std::string name;
+  bool tpu = false;              // `tpu_kernel NAME(...)`: the TPU dialect (kernels_ir/tpu_dialect.hpp)
   std::string file;              // for diagnostics (not compared)
   std::vector<Param> params;
   std::vector<Expr> grid, block;
@@ -101,7 +104,7 @@ struct Kernel {
   std::vector<Stmt> body;
   Loc loc;
   bool operator==(const Kernel& o) const {
-    return name == o.name && params == o.params && grid == o.grid && block == o.block && regs == o.regs &&
+    return name == o.name && tpu == o.tpu && params == o.params && grid == o.grid && block == o.block && regs == o.regs &&
            smem == o.smem && buffers == o.buffers && shared == o.shared && body == o.body;
   }
 };

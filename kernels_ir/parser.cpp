@@ -5,6 +5,7 @@
 
 #include "kernels_ir/lexer.hpp"
 #include "kernels_ir/ops.hpp"
+#include "kernels_ir/tpu_dialect.hpp"
 #include "sim/error.hpp"
 
 namespace gtsim::ir {
@@ -31,7 +32,8 @@ class Parser {
     auto k = std::make_unique<Kernel>();
     k->file = file_;
     k->loc = loc();
-    expect_word("kernel", "the kernel header 'kernel NAME(PARAMS) {'");
+    if (accept_word("tpu_kernel")) k->tpu = tpu_ = true;
+    else expect_word("kernel", "the kernel header 'kernel NAME(PARAMS) {'");
     k->name = ident("a kernel name");
     expect("(", "'(' after the kernel name");
     if (!is(")")) params(*k);
@@ -47,6 +49,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t p_ = 0;
   std::string file_;
+  bool tpu_ = false;  // a tpu_kernel: mnemonics are checked by the TPU verifier, not decoded here
 
   const Token& cur() const { return toks_[p_]; }
   const Token& peek(size_t n = 1) const { return toks_[std::min(p_ + n, toks_.size() - 1)]; }
@@ -172,6 +175,7 @@ class Parser {
     if (is_word("smem")) { ++p_; k.smem = expr(); return; }
     if (is_word("buffer")) { k.buffers.push_back(buffer()); return; }
     if (is_word("shared")) { k.shared.push_back(shared()); return; }
+    if (tpu_ && is_word("vmem")) { k.buffers.push_back(buffer()); return; }
     k.body.push_back(stmt());
   }
 
@@ -191,6 +195,7 @@ class Parser {
   BufferDecl buffer() {
     BufferDecl b;
     b.loc = loc();
+    b.vmem = is_word("vmem");
     ++p_;
     b.name = ident("a buffer name");
     expect(":", "':' then the element type");
@@ -207,6 +212,8 @@ class Parser {
         b.align = expr();
       } else if (accept_word("init")) {
         init(b);
+      } else if (b.vmem && accept_word("slots")) {
+        b.slots = expr();
       } else {
         unexpected("'layout', 'align' or 'init'");
       }
@@ -370,6 +377,8 @@ class Parser {
         p_ += 2;
       }
     }
+    // TPU instructions are left to the verifiers: the TPU one checks them, the GPU one refuses them.
+    if (tpu_ || is_tpu_mnemonic(in.mnemonic)) return;
     std::string err;
     if (!decode_mnemonic(in.mnemonic, &err)) fail(err, &start);
   }

@@ -136,7 +136,7 @@ std::string print_instr(const Instr& in) {
 }
 
 std::string print_kernel(const Kernel& k) {
-  std::string s = "kernel " + k.name + "(";
+  std::string s = (k.tpu ? "tpu_kernel " : "kernel ") + k.name + "(";
   for (size_t i = 0; i < k.params.size(); ++i) {
     if (i) s += ", ";
     s += k.params[i].name;
@@ -148,12 +148,13 @@ std::string print_kernel(const Kernel& k) {
   if (k.regs) s += "  regs " + print_expr(*k.regs) + "\n";
   if (k.smem) s += "  smem " + print_expr(*k.smem) + "\n";
   for (const auto& b : k.buffers) {
-    s += "  buffer " + b.name + " : " + std::string(dtype_name(b.dtype)) + "[" + list(b.shape) + "]";
+    s += (b.vmem ? "  vmem " : "  buffer ") + b.name + " : " + std::string(dtype_name(b.dtype)) + "[" + list(b.shape) + "]";
     if (b.has_layout) s += b.col_major ? " layout col" : " layout row";
     if (b.align) s += " align " + print_expr(*b.align);
     if (b.init == InitKind::kZero) s += " init zero";
     if (b.init == InitKind::kIota) s += " init iota";
     if (b.init == InitKind::kChase) s += " init chase(" + list(b.init_args) + ")";
+    if (b.slots) s += " slots " + print_expr(*b.slots);
     s += "\n";
   }
   for (const auto& sh : k.shared)

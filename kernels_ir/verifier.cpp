@@ -1,13 +1,16 @@
 #include "kernels_ir/verifier.hpp"
 
 #include "kernels_ir/exec/program_impl.hpp"
+#include "kernels_ir/tpu_dialect.hpp"
 
 namespace gtsim::ir {
 
 std::vector<Diagnostic> verify(const Kernel& k, const VerifyLimits* limits) { return verify(k, ParamValues{}, limits); }
 
 std::vector<Diagnostic> verify(const Kernel& k, const ParamValues& params, const VerifyLimits* limits) {
-  std::vector<Diagnostic> diags;
+  if (k.tpu) return verify_tpu(k, params);
+  std::vector<Diagnostic> diags = tpu_instructions_in_gpu_kernel(k);
+  if (!diags.empty()) return diags;
   auto p = compile_program(k, params, diags);
   if (!diags.empty() || !limits) return diags;
   auto at = [&](const std::optional<Expr>& e, const std::vector<Expr>* v) {
