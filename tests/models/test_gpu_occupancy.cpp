@@ -71,9 +71,10 @@ TEST(Occupancy, ReportedInKernelResult) {
   auto p = testing::lib_kernel("fixed_work", {{"ctas", 264}, {"work", 8}});
   KernelResult r = testing::run_one("h200-sxm", *p);
   EXPECT_EQ(r.ctas_per_sm, 2u);
-  EXPECT_EQ(r.occupancy_limiter, "registers");  // 32 regs x 1024 threads = half the file; warps bind equally
+  // The twin's 11 registers (ptxas) leave room for more CTAs; 2 x 32 warps fill the SM's 64.
+  EXPECT_EQ(r.occupancy_limiter, "warps");
   EXPECT_DOUBLE_EQ(r.waves, 1.0);
-  EXPECT_EQ(r.metrics["launch__occupancy_limit_registers"], 2);
+  EXPECT_GT(r.metrics["launch__occupancy_limit_registers"].get<int>(), 2);
   EXPECT_EQ(r.metrics["launch__occupancy_limit_warps"], 2);
   EXPECT_EQ(r.metrics["launch__grid_size"], 264);
   EXPECT_EQ(r.metrics["launch__block_size"], 1024);
