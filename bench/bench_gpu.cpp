@@ -52,6 +52,12 @@ BENCHMARK_CAPTURE(run_kernel, mma_throughput_h200_bf16_iters256, std::string("h2
 BENCHMARK_CAPTURE(run_kernel, stream_copy_h200_n4M, std::string("h200-sxm"), std::string("stream_copy"),
                   ParamValues{{"n", 1 << 22}})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_kernel, stream_copy_h200_n16M, std::string("h200-sxm"), std::string("stream_copy"),
+                  ParamValues{{"n", 1 << 24}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(run_kernel, pointer_chase_h200_4MiB, std::string("h200-sxm"), std::string("pointer_chase"),
+                  ParamValues{{"footprint_bytes", 4 << 20}})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run_kernel, divergence_h200_ways8_work64, std::string("h200-sxm"), std::string("divergence"),
                   ParamValues{{"ways", 8}, {"work", 64}})
     ->Unit(benchmark::kMillisecond);

@@ -77,27 +77,28 @@ class Sm final : public Component, public mem::MemResponder {
  private:
   enum class WarpState : uint8_t { kFree, kReady, kBarrier, kMbarWait, kCpWait, kExited };
   enum class Gate : uint8_t { kNone, kGlobal, kShared };
-  struct Warp {
-    std::optional<ir::WarpExecutor> exec;
-    ir::DynInst inst;                 // the next instruction to issue
-    std::vector<uint64_t> reg_ready;  // cycle each register's value is available; kNever while a load is out
-    std::vector<uint8_t> reg_mem;     // 1 when the register's last writer was a memory operation
+  // The fields the issue scan reads for every resident warp come first, in one host cache line.
+  struct alignas(64) Warp {
     uint64_t dep_ready = 0;           // max reg_ready over inst's sources and destinations
     uint64_t ready_from = 0;          // first cycle the warp could have issued inst (stall accounting)
-    uint64_t wait_since = 0;          // cycle it started waiting at a barrier / wait
-    std::deque<uint32_t> cp_groups;   // outstanding cp.async per group, oldest first; back() = open group
-    uint64_t cp_base_seq = 0;         // group sequence number of cp_groups.front()
-    uint64_t wait_addr = 0;           // mbarrier address waited on
-    uint32_t cta = 0;                 // CTA slot
-    uint32_t warp_in_cta = 0;
-    uint32_t pending = 0;             // outstanding loads, atomics with a result, cp.async
-    uint32_t wait_static_id = 0;      // the instruction it waits at (diagnostics)
-    int32_t wait_arg = 0;             // barrier id, wait_group N or mbarrier parity
     uint8_t sp = 0;
     WarpState state = WarpState::kFree;
     Pipe pipe = Pipe::kNone;
     Gate gate = Gate::kNone;
     bool dep_mem = false;
+    uint32_t pending = 0;             // outstanding loads, atomics with a result, cp.async
+    uint32_t cta = 0;                 // CTA slot
+    uint32_t warp_in_cta = 0;
+    std::optional<ir::WarpExecutor> exec;
+    std::vector<uint64_t> reg_ready;  // cycle each register's value is available; kNever while a load is out
+    std::vector<uint8_t> reg_mem;     // 1 when the register's last writer was a memory operation
+    uint64_t wait_since = 0;          // cycle it started waiting at a barrier / wait
+    std::deque<uint32_t> cp_groups;   // outstanding cp.async per group, oldest first; back() = open group
+    uint64_t cp_base_seq = 0;         // group sequence number of cp_groups.front()
+    uint64_t wait_addr = 0;           // mbarrier address waited on
+    uint32_t wait_static_id = 0;      // the instruction it waits at (diagnostics)
+    int32_t wait_arg = 0;             // barrier id, wait_group N or mbarrier parity
+    ir::DynInst inst;                 // the next instruction to issue
   };
   struct MBarrier {
     uint64_t addr = 0;
