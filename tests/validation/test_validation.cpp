@@ -179,7 +179,9 @@ TEST(AccuracyTwin, RegistersAndSassMatchTheIr) {
   auto r = fidelity_from(d.ptxas_text.begin()->second, "recorded");
   for (const auto& t : r.twins) {
     EXPECT_TRUE(t.regs_equal) << t.function << ": registers twin " << t.twin_regs << " vs IR header " << t.ir_regs;
-    if (t.sass_checked) EXPECT_TRUE(t.sass_ok) << t.function << ": SASS main loop " << t.sass_detail.dump();
+    if (t.sass_checked) {
+      EXPECT_TRUE(t.sass_ok) << t.function << ": SASS main loop " << t.sass_detail.dump();
+    }
   }
 }
 
