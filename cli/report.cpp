@@ -20,8 +20,14 @@ namespace {
 double num(const nlohmann::json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0; }
 std::string metric(const nlohmann::json& j, const char* k) {
   if (!j.contains("metrics") || !j["metrics"].contains(k)) return "-";
+  const auto& v = j["metrics"][k];
+  if (v.is_number_float()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", v.get<double>());
+    return buf;
+  }
   std::ostringstream os;
-  os << j["metrics"][k];
+  os << v;
   return os.str();
 }
 }  // namespace
