@@ -25,7 +25,12 @@ void BM_TpuMatmul(benchmark::State& state) {
   }
   state.counters["events"] = double(events);
 }
-BENCHMARK(BM_TpuMatmul)->Args({4096, 0})->Args({8192, 0})->Args({4096, 1})->Args({8192, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TpuMatmul)
+    ->Args({4096, 0})
+    ->Args({8192, 0})
+    ->Args({4096, 1})
+    ->Args({8192, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

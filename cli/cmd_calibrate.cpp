@@ -18,10 +18,13 @@ struct CalibrateOptions {
 
 Runner add_calibrate(CLI::App& app) {
   auto o = std::make_shared<CalibrateOptions>();
-  app.add_option("--hw", o->hw, "GPU config to calibrate IN PLACE (e.g. hw_configs/h200-sxm.yaml; no base:)")->required();
+  app.add_option("--hw", o->hw, "GPU config to calibrate IN PLACE (e.g. hw_configs/h200-sxm.yaml; no base:)")
+      ->required();
   app.add_option("--data", o->data, "measured data folder (e.g. validation/data/h200; batches inside)")->required();
-  app.add_option("--json", o->json, "write the fit (values, uncertainties, leave-one-out, residuals) as JSON to PATH ('-' = stdout)");
-  app.add_option("--kernels", o->kernels, "IR kernel library (default: kernels_ir/lib found from --data or the working folder)");
+  app.add_option("--json", o->json,
+                 "write the fit (values, uncertainties, leave-one-out, residuals) as JSON to PATH ('-' = stdout)");
+  app.add_option("--kernels", o->kernels,
+                 "IR kernel library (default: kernels_ir/lib found from --data or the working folder)");
   app.add_option("--threads", o->threads, "simulation threads (default: all cores)");
   app.add_flag("--dry-run", o->dry_run, "fit and report, but do not write the config");
   app.add_flag("--quick", o->quick, "smaller model runs (same procedure; for tests)");
@@ -40,7 +43,8 @@ Runner add_calibrate(CLI::App& app) {
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
     if (o->json != "-") {
       std::cout << res.table();
-      std::cout << (o->dry_run ? "dry run: " + o->hw + " not changed\n" : "wrote the fitted values into " + o->hw + "\n");
+      std::cout << (o->dry_run ? "dry run: " + o->hw + " not changed\n"
+                               : "wrote the fitted values into " + o->hw + "\n");
     }
     return 0;
   };

@@ -61,9 +61,9 @@ Runner add_trace(CLI::App& app) {
     ir::Dim3 cta = parse_cta(o->cta);
     ir::Dim3 grid = program->grid();
     if (cta.x >= grid.x || cta.y >= grid.y || cta.z >= grid.z)
-      throw InputError(SourcePos{"<--cta " + o->cta + ">"},
-                       "CTA outside the grid (" + std::to_string(grid.x) + "," + std::to_string(grid.y) + "," +
-                           std::to_string(grid.z) + ")");
+      throw InputError(SourcePos{"<--cta " + o->cta + ">"}, "CTA outside the grid (" + std::to_string(grid.x) + "," +
+                                                                std::to_string(grid.y) + "," + std::to_string(grid.z) +
+                                                                ")");
     if (o->warp >= program->warps_per_cta())
       throw InputError(SourcePos{"<--warp>"}, "warp " + std::to_string(o->warp) + " outside the CTA's " +
                                                   std::to_string(program->warps_per_cta()) + " warps");

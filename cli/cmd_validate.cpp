@@ -34,7 +34,8 @@ Runner add_validate(CLI::App& app) {
   app.add_flag("--no-blind", o->no_blind, "skip the blind config");
   app.add_flag("--quick", o->quick, "fewer, smaller model runs (tests)");
   app.add_flag("--write-error-bands", o->write_bands,
-               "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and H100 configs");
+               "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
+               "H100 configs");
   return [o]() {
     namespace fs = std::filesystem;
     auto data = validation::load_dataset(o->data);
@@ -64,13 +65,16 @@ Runner add_validate(CLI::App& app) {
     if (o->write_bands) {
       fs::path dir = fs::path(o->hw).parent_path();
       if (std::isfinite(rep.heldout_mape))
-        validation::write_error_band(o->hw, rep.heldout_mape, "held-out MAPE on the H200 (" + rep.heldout_kind + "), gtsim validate; docs/validation.md");
+        validation::write_error_band(
+            o->hw, rep.heldout_mape,
+            "held-out MAPE on the H200 (" + rep.heldout_kind + "), gtsim validate; docs/validation.md");
       if (rep.blind_ran && std::isfinite(rep.blind_mape))
         for (const char* f : {"a100-40gb.yaml", "a100-80gb.yaml", "h100-sxm.yaml"})
           if (fs::exists(dir / f)) {
             try {
-              validation::write_error_band((dir / f).string(), rep.blind_mape,
-                                           "blind-config held-out MAPE on the H200 (h200-blind.yaml), gtsim validate; docs/validation.md");
+              validation::write_error_band(
+                  (dir / f).string(), rep.blind_mape,
+                  "blind-config held-out MAPE on the H200 (h200-blind.yaml), gtsim validate; docs/validation.md");
             } catch (const std::exception& e) {  // inherited through base: (a100-80gb from a100-40gb)
               if (o->json != "-") std::cout << "error band not written into " << f << ": " << e.what() << "\n";
             }

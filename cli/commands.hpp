@@ -2,9 +2,8 @@
 // main function calls inside its error handler (InputError / SimulationError -> exit 2).
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace gtsim::cli {
 

@@ -1,11 +1,11 @@
 // gtsim: a thin command line over the simulator library. Subcommands parse arguments, call the
 // library, and write files. Errors go to stderr with exit code 2; nothing half-written is left.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <map>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -25,20 +25,21 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, desc);
     runners[sub] = add(*sub);
   };
-  reg("run", "simulate one kernel on one machine and report time, waves, bytes and where the time went",
-      cli::add_run);
+  reg("run", "simulate one kernel on one machine and report time, waves, bytes and where the time went", cli::add_run);
   reg("check", "validate machine configs, kernels and workloads (exit 0 when all are good, 2 otherwise)",
       cli::add_check);
   reg("trace", "print one warp's dynamic instructions with masks, addresses, sectors, lines and bank wavefronts",
       cli::add_trace);
-  reg("waves", "tiles, waves, tile efficiency and alignment of a GEMM shape, with padded alternatives",
-      cli::add_waves);
+  reg("waves", "tiles, waves, tile efficiency and alignment of a GEMM shape, with padded alternatives", cli::add_waves);
   reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound",
       cli::add_workload);
   reg("compare", "the same workload on several machines (GPU and TPU configs) side by side", cli::add_compare);
-  reg("roofline", "attained ridge point per dtype from the model's own microbenchmarks, and each kernel's place (P2)", cli::add_roofline);
-  reg("calibrate", "fit a GPU config's calibrated parameters from measured microbenchmarks, through the model", cli::add_calibrate);
-  reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity", cli::add_validate);
+  reg("roofline", "attained ridge point per dtype from the model's own microbenchmarks, and each kernel's place (P2)",
+      cli::add_roofline);
+  reg("calibrate", "fit a GPU config's calibrated parameters from measured microbenchmarks, through the model",
+      cli::add_calibrate);
+  reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity",
+      cli::add_validate);
 
   try {
     app.parse(argc, argv);

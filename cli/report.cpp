@@ -17,7 +17,9 @@ std::string human_bytes(double b) {
 }
 
 namespace {
-double num(const nlohmann::json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0; }
+double num(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0;
+}
 std::string metric(const nlohmann::json& j, const char* k) {
   if (!j.contains("metrics") || !j["metrics"].contains(k)) return "-";
   const auto& v = j["metrics"][k];
@@ -36,9 +38,10 @@ std::string format_run_report(const nlohmann::json& j) {
   std::ostringstream os;
   char buf[512];
   const auto& v = j.value("validation", nlohmann::json::object());
-  std::string band = v.contains("error_band_pct") && v["error_band_pct"].is_number()
-                         ? ", expected error about " + std::to_string(int(v["error_band_pct"].get<double>() + 0.5)) + "%"
-                         : ", error band not yet measured";
+  std::string band =
+      v.contains("error_band_pct") && v["error_band_pct"].is_number()
+          ? ", expected error about " + std::to_string(int(v["error_band_pct"].get<double>() + 0.5)) + "%"
+          : ", error band not yet measured";
   os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << "  [config "
      << v.value("status", "unknown") << band << "]\n";
   std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles + launch %.2f us)\n", num(j, "time_us"),

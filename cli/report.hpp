@@ -1,9 +1,8 @@
 // Human-readable reports of the JSON results.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "sim/config.hpp"
 
