@@ -74,11 +74,7 @@ TEST(ChaseAddresses, FollowTheLoadedValuesVisitingEveryNodeOnce) {
     EXPECT_EQ(off % stride, 0u);
     seen.insert(off);
     ++loads;
-    // the next address is the value this load returns: check via the following load
-    expect_next = ~0ull;
-    (void)expect_next;
-    expect_next = off;  // placeholder, replaced below
-    break;
+    break;  // the first load starts at node 0; the full walk below checks the rest
   }
   // full walk: collect the sequence of chase addresses
   seen.clear();
