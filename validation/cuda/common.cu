@@ -112,9 +112,9 @@ Timing time_launches(const std::function<void(int)>& launch, int per_rep, int re
   CK(cudaDeviceSynchronize());
   if (per_rep <= 0) {  // size the batch from one timed launch
     if (between) between();
-    CK(cudaEventRecord(e0));
+    CK(cudaEventRecord(e0, g.stream));
     launch(idx++);
-    CK(cudaEventRecord(e1));
+    CK(cudaEventRecord(e1, g.stream));
     CK(cudaEventSynchronize(e1));
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -125,9 +125,9 @@ Timing time_launches(const std::function<void(int)>& launch, int per_rep, int re
   std::vector<double> v;
   for (int r = 0; r < repeats; ++r) {
     if (between) between();
-    CK(cudaEventRecord(e0));
+    CK(cudaEventRecord(e0, g.stream));
     for (int k = 0; k < per_rep; ++k) launch(idx++);
-    CK(cudaEventRecord(e1));
+    CK(cudaEventRecord(e1, g.stream));
     CK(cudaEventSynchronize(e1));
     CKL();
     float ms = 0;

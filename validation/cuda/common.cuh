@@ -62,6 +62,7 @@ struct Ctx {
   std::string canary_pass;  // start / end
   bool ncu = false;    // ncu_set: one launch per point, no warm-up (Nsight Compute replays it)
   cudaStream_t stream = 0;  // every launch goes here (time_graph points it at its capture stream)
+  int partition_sms = 0;    // green: the SM count of the partition the launches run on (0: whole GPU)
 };
 extern Ctx g;
 
@@ -110,6 +111,7 @@ int run_fixed_work(const std::vector<std::string>& args);
 int run_mma(const std::vector<std::string>& args);
 int run_empty(const std::vector<std::string>& args);
 int run_apps(const std::vector<std::string>& args);
+int run_green(const std::vector<std::string>& args);
 
 // single points used by canary / ncu
 double point_stream_copy(uint64_t n, bool rotate, const char* file);

@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
     else if (c == "mma") rc = (clock_row(c.c_str()), run_mma(args));
     else if (c == "empty") rc = (clock_row(c.c_str()), run_empty(args));
     else if (c == "apps") rc = (clock_row(c.c_str()), run_apps(args));
+    else if (c == "green") rc = (clock_row(c.c_str()), run_green(args));  // green.cu: SM partitions
     else if (c == "ncu_set") ncu_set();
     else if (c == "apps_quick") g.quick = true, rc = run_apps(args), g.quick = false;  // small app checks, no rows
     else if (c == "micro") {

@@ -1,0 +1,129 @@
+// green: the fixed_work twin on partitions of fewer SMs (CUDA green contexts), so that the wave step
+// can be measured at SM counts other than the H200's 132 (issue 9: "run fixed_work on partitions of
+// fewer SMs, e.g. 108, the A100's count, and check that the simulated wave steps move with the SM
+// count as measured").
+//
+// Each partition is one SM resource split off the device with cuDevSmResourceSplitByCount (Hopper
+// rounds the count to its partition granularity: the partition's real SM count is what is recorded),
+// made into a green context, and given a stream; the fixed_work twin (fixed_work.cu, unchanged) is
+// launched on that stream with grid sizes around whole multiples of the partition. Rows go to
+// fixed_work_green.csv with the partition's SM count in `partition_sms`. The driver API is reached
+// through dlopen, as NVML is, so the binary links without libcuda.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+
+namespace twins {
+namespace {
+
+struct GreenApi {
+  CUresult (*init)(unsigned) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*get_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*split)(CUdevResource*, unsigned*, const CUdevResource*, CUdevResource*, unsigned, unsigned) = nullptr;
+  CUresult (*gen_desc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
+  CUresult (*ctx_create)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
+  CUresult (*stream_create)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*ctx_destroy)(CUgreenCtx) = nullptr;
+  bool ok = false;
+};
+
+template <class F>
+bool sym(void* h, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(h, name));
+  if (!f) log("green: %s not found in libcuda\n", name);
+  return f != nullptr;
+}
+
+GreenApi load_api() {
+  GreenApi a;
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    log("green: libcuda.so.1 not loadable: %s\n", dlerror());
+    return a;
+  }
+  a.ok = sym(h, "cuInit", a.init) && sym(h, "cuDeviceGet", a.device_get) &&
+         sym(h, "cuDeviceGetDevResource", a.get_resource) && sym(h, "cuDevSmResourceSplitByCount", a.split) &&
+         sym(h, "cuDevResourceGenerateDesc", a.gen_desc) && sym(h, "cuGreenCtxCreate", a.ctx_create) &&
+         sym(h, "cuGreenCtxStreamCreate", a.stream_create) && sym(h, "cuStreamDestroy_v2", a.stream_destroy) &&
+         sym(h, "cuGreenCtxDestroy", a.ctx_destroy);
+  return a;
+}
+
+#define GK(call)                                             \
+  do {                                                       \
+    CUresult r_ = (call);                                    \
+    if (r_ != CUDA_SUCCESS) {                                \
+      log("green: %s failed with CUresult %d\n", #call, r_); \
+      return -1;                                             \
+    }                                                        \
+  } while (0)
+
+// Runs the fixed_work points on one partition of about `want` SMs; returns its real SM count.
+int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigned want, int work,
+                  std::set<unsigned>& done) {
+  CUdevResource part{}, rest{};
+  unsigned groups = 1;
+  GK(api.split(&part, &groups, &all, &rest, 0, want));
+  if (groups != 1) return -1;
+  unsigned sms = part.sm.smCount;
+  if (done.count(sms)) return int(sms);  // the granularity folded this request onto an earlier one
+  done.insert(sms);
+  CUdevResourceDesc desc{};
+  GK(api.gen_desc(&desc, &part, 1));
+  CUgreenCtx gctx{};
+  GK(api.ctx_create(&gctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+  CUstream s{};
+  GK(api.stream_create(&s, gctx, CU_STREAM_NON_BLOCKING, 0));
+  log("green: asked %u SMs, partition has %u (remaining %u)\n", want, sms, rest.sm.smCount);
+  int saved_sms = g.sms;
+  g.stream = reinterpret_cast<cudaStream_t>(s);
+  g.sms = int(sms);
+  g.partition_sms = int(sms);
+  std::set<int> ctas;
+  for (int w = 1; w <= 3; ++w)
+    for (int d : {-1, 0, 1}) ctas.insert(int(sms) * w + d);
+  ctas.insert(1);
+  ctas.insert(int(sms) / 2);
+  if (g.quick) ctas = {int(sms), int(sms) + 1};
+  for (int c : ctas)
+    if (c >= 1) point_fixed_work(c, work, "fixed_work_green");
+  g.stream = 0;
+  g.sms = saved_sms;
+  g.partition_sms = 0;
+  CK(cudaDeviceSynchronize());
+  GK(api.stream_destroy(s));
+  GK(api.ctx_destroy(gctx));
+  return int(sms);
+}
+
+}  // namespace
+
+int run_green(const std::vector<std::string>& args) {
+  GreenApi api = load_api();
+  if (!api.ok) return 1;
+  int work = int(arg_i(args, "work", 4096));
+  CK(cudaFree(nullptr));  // the runtime's primary context exists before the driver calls
+  GK(api.init(0));
+  CUdevice dev{};
+  GK(api.device_get(&dev, 0));
+  CUdevResource all{};
+  GK(api.get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
+  log("green: device has %u SMs, min partition %u, alignment %u\n", all.sm.smCount, all.sm.minSmPartitionSize,
+      all.sm.smCoscheduledAlignment);
+  std::set<unsigned> done;
+  std::vector<unsigned> want = {16, 32, 64, 104, 108, 112, 120};
+  if (g.quick) want = {64};
+  int rc = 0;
+  for (unsigned w : want)
+    if (w < all.sm.smCount && run_partition(api, dev, all, w, work, done) < 0) rc = 1;
+  return rc;
+}
+
+}  // namespace twins
