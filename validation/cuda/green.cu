@@ -31,6 +31,9 @@ struct GreenApi {
   CUresult (*stream_create)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
   CUresult (*stream_destroy)(CUstream) = nullptr;
   CUresult (*ctx_destroy)(CUgreenCtx) = nullptr;
+  CUresult (*from_green)(CUcontext*, CUgreenCtx) = nullptr;
+  CUresult (*get_current)(CUcontext*) = nullptr;
+  CUresult (*set_current)(CUcontext) = nullptr;
   bool ok = false;
 };
 
@@ -52,7 +55,8 @@ GreenApi load_api() {
          sym(h, "cuDeviceGetDevResource", a.get_resource) && sym(h, "cuDevSmResourceSplitByCount", a.split) &&
          sym(h, "cuDevResourceGenerateDesc", a.gen_desc) && sym(h, "cuGreenCtxCreate", a.ctx_create) &&
          sym(h, "cuGreenCtxStreamCreate", a.stream_create) && sym(h, "cuStreamDestroy_v2", a.stream_destroy) &&
-         sym(h, "cuGreenCtxDestroy", a.ctx_destroy);
+         sym(h, "cuGreenCtxDestroy", a.ctx_destroy) && sym(h, "cuCtxFromGreenCtx", a.from_green) &&
+         sym(h, "cuCtxGetCurrent", a.get_current) && sym(h, "cuCtxSetCurrent", a.set_current);
   return a;
 }
 
@@ -64,6 +68,28 @@ GreenApi load_api() {
       return -1;                                             \
     }                                                        \
   } while (0)
+
+// Which SMs the CTAs of a launch ran on: the proof that a partition confines the kernel.
+__global__ void smid_probe(unsigned* smid) {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  if (threadIdx.x == 0) smid[blockIdx.x] = s;
+  // long enough that the CTAs are co-resident rather than reusing one SM
+  for (volatile int i = 0; i < 20000; i = i + 1) {
+  }
+}
+
+int distinct_sms(int ctas) {
+  unsigned* d = nullptr;
+  CK(cudaMalloc(&d, ctas * sizeof(unsigned)));
+  smid_probe<<<ctas, 32, 0, g.stream>>>(d);
+  CKL();
+  CK(cudaStreamSynchronize(g.stream));
+  std::vector<unsigned> h(ctas);
+  CK(cudaMemcpy(h.data(), d, ctas * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CK(cudaFree(d));
+  return int(std::set<unsigned>(h.begin(), h.end()).size());
+}
 
 // Runs the fixed_work points on one partition of about `want` SMs; returns its real SM count.
 int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigned want, int work,
@@ -81,9 +107,17 @@ int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigne
   GK(api.ctx_create(&gctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
   CUstream s{};
   GK(api.stream_create(&s, gctx, CU_STREAM_NON_BLOCKING, 0));
-  log("green: asked %u SMs, partition has %u (remaining %u)\n", want, sms, rest.sm.smCount);
+  // The runtime launches into the current context: make the green one current (memory allocated
+  // in the primary context stays usable: green contexts share the device's address space).
+  CUcontext primary{}, green{};
+  GK(api.get_current(&primary));
+  GK(api.from_green(&green, gctx));
+  GK(api.set_current(green));
   int saved_sms = g.sms;
   g.stream = reinterpret_cast<cudaStream_t>(s);
+  int used = distinct_sms(4 * int(all.sm.smCount));
+  log("green: asked %u SMs, partition has %u (remaining %u); a probe of %u CTAs ran on %d distinct SMs\n", want,
+      sms, rest.sm.smCount, 4 * all.sm.smCount, used);
   g.sms = int(sms);
   g.partition_sms = int(sms);
   std::set<int> ctas;
@@ -98,6 +132,7 @@ int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigne
   g.sms = saved_sms;
   g.partition_sms = 0;
   CK(cudaDeviceSynchronize());
+  GK(api.set_current(primary));
   GK(api.stream_destroy(s));
   GK(api.ctx_destroy(gctx));
   return int(sms);
