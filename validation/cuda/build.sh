@@ -6,8 +6,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../../build_twins}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-srcs=$(ls "$here"/*.cu)
-[ -f "$here/apps.cu" ] && srcs=$(ls "$here"/*.cu | grep -v apps_stub.cu)
+# the application twins (apps.cu: driver; gemm*, elementwise*, softmax*, attention*: one app each);
+# without apps.cu, apps_stub.cu stands in and none of the app files is built
+if [ -f "$here/apps.cu" ]; then
+  srcs=$(ls "$here"/*.cu | grep -v '/apps_stub\.cu$')
+else
+  srcs=$(ls "$here"/*.cu | grep -Ev '/(gemm|elementwise|softmax|attention)[^/]*\.cu$')
+fi
 : > "$out/ptxas.txt"
 pids=()
 for s in $srcs; do

@@ -24,7 +24,7 @@ ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
   tail -c 300 "$D/$f.err"; wc -l "$D/$f"
 }
 MICRO='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)$'
-APPS='regex:^(twins::)?(gemm_tiled|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
+APPS='regex:^(twins::)?(gemm_tiled|gemm_fp32|gemm_persistent|attn_qk_gemm|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
 
 date -u
 nvidia-smi --query-gpu=uuid,name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit \
