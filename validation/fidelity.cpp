@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -13,6 +15,7 @@
 
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/counts.hpp"
+#include "kernels_ir/exec/program_impl.hpp"
 #include "sim/config.hpp"
 #include "validation/simrun.hpp"
 
@@ -24,6 +27,20 @@ std::string twin_kernel_name(const std::string& mangled) {
   size_t i = at + 5, len = 0;
   while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i]))) len = len * 10 + size_t(mangled[i++] - '0');
   return len && i + len <= mangled.size() ? mangled.substr(i, len) : "";
+}
+
+std::string ir_kernel_for_twin(const std::string& twin_kernel) {
+  if (twin_kernel == "flash_attn_fwd") return "flash_attention_fwd";
+  return twin_kernel;
+}
+
+std::string TwinCheck::failure() const {
+  if (sass_checked && !sass_ok) return "twin fails the SASS fidelity check";
+  if (ir_ctas_per_sm > 0 && !occupancy_equal)
+    return "twin's occupancy differs from the IR's (" + std::to_string(twin_ctas_per_sm) + " vs " +
+           std::to_string(ir_ctas_per_sm) + " CTAs/SM: registers " + std::to_string(twin_regs) + " / " +
+           std::to_string(ir_regs) + ", shared " + std::to_string(twin_smem) + " / " + std::to_string(ir_smem) + " B)";
+  return "";
 }
 
 std::vector<PtxasEntry> parse_ptxas(const std::string& text) {
@@ -59,13 +76,19 @@ std::string sass_class(const std::string& op) {
       {"LDG", "ld_global"}, {"STG", "st_global"}, {"RED", "atom_global"}, {"ATOMG", "atom_global"}, {"ATOM", "atom_global"},
       {"LDS", "ld_shared"}, {"STS", "st_shared"}, {"ATOMS", "atom_shared"}, {"LDSM", "ldmatrix"}, {"STSM", "stmatrix"},
       {"LDGSTS", "cp_async"}, {"LDGDEPBAR", "cp_async_commit"}, {"DEPBAR", "cp_async_wait"}, {"BAR", "bar_sync"},
-      {"BRA", "control"}, {"EXIT", "control"}, {"NOP", "control"}, {"BSSY", "control"}, {"BSYNC", "control"},
+      {"BRA", "branch"}, {"EXIT", "control"}, {"NOP", "control"}, {"BSSY", "control"}, {"BSYNC", "control"},
       {"WARPSYNC", "control"}, {"BPT", "control"}, {"RET", "control"}, {"CALL", "control"}, {"YIELD", "control"},
       {"CCTL", "control"}, {"ERRBAR", "control"}, {"MEMBAR", "control"}, {"LDC", "control"}, {"ULDC", "control"}};
   auto it = m.find(base);
   if (it != m.end()) return it->second;
   if (!base.empty() && base[0] == 'U') return "control";  // uniform-datapath ops: not per-thread work
   return "int";
+}
+
+bool gated_class(const std::string& cls, bool loop_overhead) {
+  if (cls == "control" || cls == "exit") return false;
+  if (cls == "int" || cls == "branch") return loop_overhead;
+  return true;
 }
 
 std::vector<SassFunction> parse_sass(const std::string& text) {
@@ -82,21 +105,30 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     SassFunction f;
     f.function = fname;
     f.kernel = twin_kernel_name(fname);
+    // called subroutines (placed after the body's EXIT): not part of the straight-line body
+    long sub_start = -1;
+    for (const auto& i : insts)
+      if (i.op.rfind("CALL", 0) == 0 && i.target > i.addr && (sub_start < 0 || i.target < sub_start)) sub_start = i.target;
+    if (sub_start >= 0) {
+      for (const auto& i : insts) f.subroutine_insts += i.addr >= sub_start;
+      insts.erase(std::remove_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.addr >= sub_start; }), insts.end());
+    }
     for (const auto& i : insts)
       if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
     // innermost loops: backward branches whose region holds no other backward branch
     long best_lo = -1, best_hi = -1;
     int best_key = -1;
     for (const auto& b : insts) {
-      if (b.target < 0 || b.target > b.addr) continue;
+      if (b.target < 0 || b.target > b.addr || b.op.rfind("BRA", 0) != 0) continue;
       bool inner = true;
       for (const auto& o : insts)
-        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr && o.target >= b.target)
+        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr && o.target >= b.target &&
+            o.op.rfind("BRA", 0) == 0)
           inner = false;
       if (!inner) continue;
       int key = 0;
       for (const auto& i : insts)
-        if (i.addr >= b.target && i.addr <= b.addr && sass_class(i.op) != "control" && sass_class(i.op) != "int") ++key;
+        if (i.addr >= b.target && i.addr <= b.addr && gated_class(sass_class(i.op), false)) ++key;
       if (key > best_key) best_key = key, best_lo = b.target, best_hi = b.addr;
     }
     if (best_lo >= 0) {
@@ -121,7 +153,8 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
       Inst i{std::stol(m[1], nullptr, 16), m[2]};
       std::string rest = m[3];
       std::smatch t;
-      if (i.op.rfind("BRA", 0) == 0 && std::regex_search(rest, t, tgt)) i.target = std::stol(t[1], nullptr, 16);
+      if ((i.op.rfind("BRA", 0) == 0 || i.op.rfind("CALL", 0) == 0) && std::regex_search(rest, t, tgt))
+        i.target = std::stol(t[1], nullptr, 16);
       insts.push_back(i);
     }
   }
@@ -180,8 +213,14 @@ std::string run_ptxas(const std::string& nvcc, const std::string& cuda_dir) {
 std::vector<std::string> FidelityReport::failed_kernels() const {
   std::set<std::string> s;
   for (const auto& t : twins)
-    if (t.sass_checked && !t.sass_ok) s.insert(t.kernel);
+    if (t.fails()) s.insert(t.kernel);
   return {s.begin(), s.end()};
+}
+
+const TwinCheck* FidelityReport::find(const std::string& batch, const std::string& function_part) const {
+  for (const auto& t : twins)
+    if (t.batch == batch && t.function.find(function_part) != std::string::npos) return &t;
+  return nullptr;
 }
 
 nlohmann::json FidelityReport::to_json() const {
@@ -189,7 +228,8 @@ nlohmann::json FidelityReport::to_json() const {
   j["ptxas_source"] = ptxas_source;
   j["twins"] = nlohmann::json::array();
   for (const auto& t : twins)
-    j["twins"].push_back({{"kernel", t.kernel}, {"function", t.function}, {"ir_regs", t.ir_regs}, {"twin_regs", t.twin_regs},
+    j["twins"].push_back({{"batch", t.batch}, {"kernel", t.kernel}, {"function", t.function}, {"dynamic_smem", t.dynamic_smem},
+                          {"excluded", t.fails()}, {"failure", t.failure()}, {"ir_regs", t.ir_regs}, {"twin_regs", t.twin_regs},
                           {"ir_smem", t.ir_smem}, {"twin_smem", t.twin_smem}, {"regs_equal", t.regs_equal},
                           {"smem_equal", t.smem_equal}, {"occupancy_equal", t.occupancy_equal},
                           {"ir_ctas_per_sm", t.ir_ctas_per_sm}, {"twin_ctas_per_sm", t.twin_ctas_per_sm},
@@ -229,29 +269,95 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
   if (k == "strided_copy") return {{"n", 2048}, {"stride", 2}};
   if (k == "pointer_chase") return {{"footprint_bytes", 4096}};
   // application kernels: a small problem (registers, shared memory and the loop body do not depend on it)
-  if (k == "gemm_tiled") return {{"M", 256}, {"N", 256}, {"K", 256}};
+  auto tmpl = [&](const char* tag, int64_t def) -> int64_t {  // the first template integer: "ILi8E" -> 8
+    auto at = fn.find(tag);
+    if (at == std::string::npos) return def;
+    return std::atoll(fn.c_str() + at + std::strlen(tag));
+  };
+  if (k == "gemm_tiled") {  // VEC = lowbit(K, N): 256 + VEC gives the twin's instantiation
+    int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
+    return {{"M", 256}, {"N", d}, {"K", d}};
+  }
+  if (k.rfind("elementwise_", 0) == 0) return {{"n", 4096}};
+  if (k == "softmax_rows")
+    return {{"rows", 2}, {"T", tmpl("ILi", 4) * 1024}, {"OUT_BF16", fn.find("bfloat16") != std::string::npos ? 1 : 0}};
+  if (k == "flash_attention_fwd") return {{"B", 1}, {"H", 1}, {"T", 256}, {"D", 64}};
   return {};
+}
+
+// The IR's instruction classes as the compiled twin holds them: what the warps execute (per warp, averaged
+// over the grid), plus the static instructions no warp executes (cold paths, e.g. sinf's Payne-Hanek
+// branch, which the SASS holds once). `hot_loops`: loop bodies (code index) with an executed instruction.
+struct IrClasses {
+  std::map<std::string, double> per_class;
+  std::set<uint32_t> hot_loops;
+  uint64_t cold_insts = 0;
+};
+IrClasses ir_classes(const ir::Program& p) {
+  const ir::Program::Impl& P = p.impl();
+  std::vector<char> executed(P.insts.size(), 0);
+  std::vector<uint64_t> dyn(size_t(ir::OpClass::kCount), 0);
+  uint64_t warps = 0;
+  ir::Dim3 g = p.grid();
+  ir::DynInst d;
+  for (uint32_t z = 0; z < g.z; ++z)
+    for (uint32_t y = 0; y < g.y; ++y)
+      for (uint32_t x = 0; x < g.x; ++x)
+        for (uint32_t w = 0; w < p.warps_per_cta(); ++w) {
+          ir::WarpExecutor ex(p, ir::Dim3{x, y, z}, w);
+          ++warps;
+          while (ex.next(d)) {
+            dyn[size_t(d.op)]++;
+            if (d.static_id < executed.size()) executed[d.static_id] = 1;
+          }
+        }
+  IrClasses out;
+  for (size_t c = 0; c < dyn.size(); ++c)
+    if (dyn[c]) out.per_class[std::string(ir::op_class_name(ir::OpClass(c)))] += double(dyn[c]) / double(std::max<uint64_t>(1, warps));
+  for (size_t i = 0; i < P.insts.size(); ++i) {
+    if (executed[i]) {
+      if (P.loop_of_inst[i] != ir::kNoExpr) out.hot_loops.insert(P.loop_of_inst[i]);
+      continue;
+    }
+    out.per_class[std::string(ir::op_class_name(P.insts[i].op))] += 1;
+    ++out.cold_insts;
+  }
+  return out;
 }
 }  // namespace
 
 FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& ptxas_source,
-                              const std::string& sass_text, SimRunner& sim, const std::string& hw_path) {
+                              const std::string& sass_text, SimRunner& sim, const std::string& hw_path,
+                              const std::vector<std::pair<std::string, int>>& dynamic_smem, const std::string& batch,
+                              bool gate_loop_overhead) {
   FidelityReport r;
   r.ptxas_source = ptxas_source;
   auto hw = ConfigNode::load_file(hw_path);
   auto sass = parse_sass(sass_text);
   if (sass_text.empty()) r.notes.push_back("no SASS recorded: the main-loop histogram check was not run");
+  // the last record of each function (ptxas texts of several builds may be concatenated)
+  std::vector<PtxasEntry> entries;
   for (const auto& e : parse_ptxas(ptxas_text)) {
-    if (e.kernel.empty() || !sim.has_kernel(e.kernel)) continue;
-    if (e.function.find("ILb1E") != std::string::npos) continue;  // the clock64-timed chase, not the twin
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const PtxasEntry& x) { return x.function == e.function; });
+    if (it != entries.end()) *it = e;
+    else entries.push_back(e);
+  }
+  for (const auto& e : entries) {
+    std::string irk = ir_kernel_for_twin(e.kernel);
+    if (e.kernel.empty() || !sim.has_kernel(irk)) continue;
+    if (e.function.find("ILb1E") != std::string::npos && e.kernel == "pointer_chase") continue;  // the clock64-timed chase
     TwinCheck t;
-    t.kernel = e.kernel;
+    t.batch = batch;
+    t.kernel = irk;
     t.function = e.function;
     t.twin_regs = e.regs;
     t.twin_smem = e.smem;
+    for (const auto& [part, bytes] : dynamic_smem)
+      if (e.function.find(part) != std::string::npos) t.dynamic_smem = bytes;
+    t.twin_smem += t.dynamic_smem;
     std::shared_ptr<const ir::Program> prog;
     try {
-      prog = sim.program_for(e.kernel, cheap_params(e.kernel, e.function));
+      prog = sim.program_for(irk, cheap_params(irk, e.function));
     } catch (const std::exception& ex) {
       t.note = std::string("IR kernel does not build: ") + ex.what();
       r.twins.push_back(t);
@@ -269,42 +375,60 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
       if (f.function != e.function) continue;
       t.sass_checked = true;
       auto counts = ir::count_instructions(*prog);
-      // the IR's main loop: the static body with the most non-integer work; no loop -> per-warp dynamic counts
+      IrClasses whole = ir_classes(*prog);
+      // the IR's main loop: the executed static body with the most non-integer work; none (or SASS
+      // without a loop) -> the whole function against the IR's executed + cold instructions
       std::map<std::string, double> ir;
       const ir::InstructionCounts::Body* best = nullptr;
       uint64_t best_key = 0;
+      const ir::Program::Impl& P = prog->impl();
+      std::map<std::string, uint32_t> loop_code;  // body name -> loop code index
+      for (size_t i = 0; i < P.insts.size(); ++i)
+        if (P.loop_of_inst[i] != ir::kNoExpr)
+          loop_code.emplace("loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line), P.loop_of_inst[i]);
       for (const auto& b : counts.static_bodies) {
         if (b.where == "kernel") continue;
+        auto lc = loop_code.find(b.where);
+        if (lc != loop_code.end() && !whole.hot_loops.count(lc->second)) continue;  // a cold loop (never executed)
         uint64_t key = 0;
         for (size_t c = 0; c < b.per_class.size(); ++c)
-          if (ir::OpClass(c) != ir::OpClass::kInt) key += b.per_class[c];
+          if (gated_class(std::string(ir::op_class_name(ir::OpClass(c))), false)) key += b.per_class[c];
         if (key > best_key) best_key = key, best = &b;
       }
       bool loop = f.has_loop && best != nullptr;
-      for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c) {
-        double v = loop ? double(best->per_class[c]) : double(counts.dynamic[c]) / double(std::max<uint64_t>(1, counts.warps));
-        if (v > 0) ir[std::string(ir::op_class_name(ir::OpClass(c)))] += v;
+      if (loop) {
+        for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c)
+          if (best->per_class[c] > 0) ir[std::string(ir::op_class_name(ir::OpClass(c)))] += double(best->per_class[c]);
+      } else {
+        ir = whole.per_class;
       }
       const auto& h = loop ? f.loop_hist : f.whole_hist;
       double ir_key = 0, sass_key = 0;
       std::set<std::string> classes;
       for (const auto& [k, v] : ir)
-        if (k != "int" && k != "exit") ir_key += v, classes.insert(k);
+        if (gated_class(k, false)) ir_key += v, classes.insert(k);
       for (const auto& [k, v] : h)
-        if (k != "int") sass_key += v, classes.insert(k);
+        if (gated_class(k, false)) sass_key += v, classes.insert(k);
+      if (gate_loop_overhead) classes.insert({"int", "branch"});
       double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
       double worst = 0;
       nlohmann::json d = nlohmann::json::object();
       for (const auto& k : classes) {
-        if (k == "exit") continue;
         double iv = ir.count(k) ? ir[k] * unroll : 0, sv = h.count(k) ? h.at(k) : 0;
         double rel = iv > 0 ? std::fabs(sv - iv) / iv : (sv > 0 ? sv / std::max(1.0, sass_key) : 0);
         // a class absent from the IR fails when it is over 10% of the loop's non-integer work
         worst = std::max(worst, rel);
         d[k] = {{"ir_x_unroll", iv}, {"sass", sv}, {"rel_diff_pct", rel * 100}};
       }
-      d["int (not gated)"] = {{"ir_x_unroll", (ir.count("int") ? ir["int"] : 0) * unroll}, {"sass", h.count("int") ? h.at("int") : 0}};
-      d["scope"] = loop ? "innermost SASS loop vs the IR loop body with the most non-integer work" : "whole function vs IR per-warp dynamic counts";
+      // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
+      for (const char* k : {"int", "branch"})
+        if (!gate_loop_overhead)
+          d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll}, {"sass", h.count(k) ? h.at(k) : 0}};
+      d["scope"] = loop ? "innermost SASS loop vs the IR loop body with the most non-integer work"
+                        : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
+                          "never-executed (cold) instructions";
+      if (!loop && whole.cold_insts) d["ir_cold_instructions"] = whole.cold_insts;
+      if (f.subroutine_insts) d["sass_subroutine_instructions_left_out"] = f.subroutine_insts;
       d["unroll"] = unroll;
       t.sass_detail = d;
       t.sass_worst = worst;

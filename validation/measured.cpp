@@ -1,6 +1,7 @@
 #include "validation/measured.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -23,7 +24,8 @@ std::string MeasuredPoint::label() const {
   static const std::set<std::string> skip = {"batch", "kernel", "variant", "grid", "block", "check", "repeats",
                                              "launches_per_rep", "median_us", "min_us", "max_us", "graph_median_us"};
   static const std::set<std::string> keys = {"n", "stride", "footprint_bytes", "ways", "ctas", "dtype", "M", "N", "K",
-                                             "m", "k", "rows", "cols", "seq", "heads", "batch_size", "config"};
+                                             "m", "k", "rows", "cols", "seq", "heads", "batch_size", "config",
+                                             "BH", "T", "vec"};
   for (const auto& [k, v] : cols)
     if (keys.count(k) && !skip.count(k)) s += " " + k + "=" + v;
   return s;
@@ -71,11 +73,21 @@ void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
       continue;
     }
     if (name == "ncu.csv") {
-      ds.ncu.push_back(read_csv(f.string()));
+      try {
+        ds.ncu.push_back(read_csv(f.string()));
+      } catch (const std::exception& e) {
+        ds.problems.push_back(ds.cite(batch, name) + ": not read (" + e.what() + ")");
+      }
       continue;
     }
     if (kNotPoints.count(name)) continue;
-    CsvTable t = read_csv(f.string());
+    CsvTable t;
+    try {
+      t = read_csv(f.string());
+    } catch (const std::exception& e) {
+      ds.problems.push_back(ds.cite(batch, name) + ": not read (" + e.what() + ")");
+      continue;
+    }
     if (!t.has("kernel") || !t.has("median_us")) continue;
     for (size_t r = 0; r < t.rows.size(); ++r) {
       MeasuredPoint p;
@@ -103,7 +115,7 @@ void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
     try {
       ds.device = nlohmann::json::parse(slurp(bdir / "device.json"));
     } catch (const std::exception& e) {
-      throw InputError(SourcePos{(bdir / "device.json").string()}, std::string("bad JSON: ") + e.what());
+      ds.problems.push_back(ds.cite(batch, "device.json") + ": bad JSON (" + e.what() + ")");
     }
   }
   if (fs::exists(bdir / "ptxas.txt")) ds.ptxas_text[batch] = slurp(bdir / "ptxas.txt");
@@ -118,7 +130,28 @@ Dataset load_dataset(const std::string& dir) {
   std::vector<std::string> subs;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_directory()) subs.push_back(e.path().filename().string());
-  std::sort(subs.begin(), subs.end());
+  // natural order: "b2" before "b10" (the latest batch is the last)
+  auto natural = [](const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+        size_t i2 = i, j2 = j;
+        while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+        while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+        std::string na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
+        while (na.size() > 1 && na[0] == '0') na.erase(0, 1);
+        while (nb.size() > 1 && nb[0] == '0') nb.erase(0, 1);
+        if (na.size() != nb.size()) return na.size() < nb.size();
+        if (na != nb) return na < nb;
+        i = i2, j = j2;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i, ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  };
+  std::sort(subs.begin(), subs.end(), natural);
   for (const auto& b : subs) {
     bool any = false;
     for (const auto& e : fs::directory_iterator(fs::path(dir) / b)) any = any || e.path().extension() == ".csv";

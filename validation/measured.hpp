@@ -42,14 +42,17 @@ struct Dataset {
   std::vector<CsvTable> ncu;             // ncu.csv of every batch
   std::map<std::string, std::string> ptxas_text;  // batch -> ptxas.txt
   std::map<std::string, std::string> sass_path;   // batch -> sass.txt.gz
+  std::vector<std::string> problems;              // files that could not be read (skipped, said in the report)
 
   std::vector<const MeasuredPoint*> select(const std::string& kernel, const std::string& variant = "") const;
   // The file path as cited: "validation/data/h200/b1/NAME".
   std::string cite(const std::string& batch, const std::string& name) const;
 };
 
-// Loads every batch under `dir` (its subfolders, or `dir` itself when it holds the CSVs).
-// Throws InputError when there is none.
+// Loads every batch under `dir` (its subfolders holding CSVs, in natural order: b1, b2, ..., b10; or
+// `dir` itself when it holds the CSVs). A file that does not parse is skipped and listed in `problems`
+// (a batch being written, a new schema), so one bad file does not hide the others. Throws InputError
+// when there is no point at all.
 Dataset load_dataset(const std::string& dir);
 
 // Binds a measured point to the IR kernel's parameters: every kernel parameter whose name is a

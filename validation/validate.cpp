@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/config.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/fitmath.hpp"
 
@@ -38,6 +39,63 @@ bool all_ok(const std::vector<SimOutcome>& o) {
   return true;
 }
 
+// ---- application kernels: the IR kernels that model a measured point, in launch order ----
+struct AppKernel {
+  std::string kir;            // kernels_ir/lib/NAME.kir
+  ir::ParamValues params;
+  std::string twin_function;  // part of the twin's mangled name (its fidelity record)
+};
+struct AppMapping {
+  std::vector<AppKernel> kernels;  // empty: not modelled (reason says why)
+  std::string reason;
+  std::string scale_param;         // "n": streaming kernels, time linear in n (extrapolated); "K": GEMM k-loop
+};
+
+int64_t lowbit(int64_t x) { return x & -x; }
+
+AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
+  AppMapping a;
+  auto need = [&](const std::string& k) {
+    if (!sim.has_kernel(k) && a.reason.empty()) a.reason = "no IR kernel " + k + ".kir";
+  };
+  auto num = [&](const char* c) { return int64_t(std::llround(p.num(c))); };
+  if (p.kernel == "elementwise") {
+    int64_t n = num("n");
+    std::vector<std::string> ks = p.variant == "fused" ? std::vector<std::string>{"elementwise_fused"}
+                                                       : std::vector<std::string>{"elementwise_sin", "elementwise_cos",
+                                                                                  "elementwise_square", "elementwise_square",
+                                                                                  "elementwise_add"};
+    // the twins' mangled names: _ZN5twins17elementwise_fusedE... ("17" + name)
+    for (const auto& k : ks) a.kernels.push_back({k, {{"n", n}}, std::to_string(k.size()) + k + "E"});
+    a.scale_param = "n";
+  } else if (p.kernel == "softmax") {
+    int64_t T = num("T");
+    a.kernels.push_back({"softmax_rows", {{"rows", num("rows")}, {"T", T}, {"OUT_BF16", 0}},
+                         "softmax_rowsILi" + std::to_string(T / 1024) + "EfE"});
+  } else if (p.kernel == "attention" && p.variant == "flash") {
+    a.kernels.push_back({"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
+  } else if (p.kernel == "attention") {
+    a.reason = "no IR kernels for the naive attention's three launches (batched S = Q K^T GEMM with B transposed and "
+               "f32 out, softmax to bf16, batched P V GEMM)";
+    return a;
+  } else if (p.kernel == "gemm_tiled") {
+    int64_t M = num("M"), N = num("N"), K = num("K");
+    int64_t vec = std::min<int64_t>(8, std::min(lowbit(K), lowbit(N)));
+    a.kernels.push_back({"gemm_tiled", {{"M", M}, {"N", N}, {"K", K}}, "gemm_tiledILi" + std::to_string(vec) + "ELb0ELb0E"});
+    a.scale_param = "K";
+  } else {
+    // a later twin (gemm_fp32, gemm_persistent, ...): the IR kernel of the CSV's kernel name, or kernel_variant
+    std::string k = sim.has_kernel(p.kernel + "_" + p.variant) ? p.kernel + "_" + p.variant : p.kernel;
+    need(k);
+    if (!a.reason.empty()) return a;
+    a.kernels.push_back({k, bind_params(p, sim.kernel_params(k)), k});
+    return a;
+  }
+  for (const auto& k : a.kernels) need(k.kir);
+  if (!a.reason.empty()) a.kernels.clear();
+  return a;
+}
+
 // Which fit used the point (mirrors calibrate.cpp's selections).
 std::string role_of(const MeasuredPoint& p) {
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
@@ -60,6 +118,7 @@ std::string role_of(const MeasuredPoint& p) {
 }
 
 double nan() { return std::nan(""); }
+int64_t cdiv_i(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
@@ -71,57 +130,174 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   SimRunner sim(hw_path, kernels_dir, opt.calibration_overrides);
   if (opt.threads) sim.set_threads(opt.threads);
   bool apps = false;
-  for (const auto& p : data.points) apps = apps || (!kMicro.count(p.kernel) && sim.has_kernel(p.kernel));
+  for (const auto& p : data.points)
+    if (!kMicro.count(p.kernel) && !app_mapping(p, sim).kernels.empty()) apps = true;
   rep.heldout_kind = apps ? "application kernels" : "unused microbenchmarks";
   if (apps)
-    rep.notes.push_back("Held-out families: the application kernels that have an IR twin (batch b2) and the microbenchmark "
-                        "families calibration does not use. Batch b2's repeats of the microbenchmarks are listed as "
+    rep.notes.push_back("Held-out families: the application kernels that have an IR twin (batch b2 on) and the microbenchmark "
+                        "families calibration does not use. Later batches' repeats of the microbenchmarks are listed as "
                         "held-out-repeat (same programs as b1; a drift check), not counted.");
   if (!apps)
     rep.notes.push_back("No application-kernel data (batch b2) yet: the held-out figures are the microbenchmark families "
                         "that calibration does not use (fixed_work, divergence, bank_conflicts, strided_copy at strides "
                         "other than 2 and 16). They are weaker evidence than application kernels.");
+  for (const auto& pr : data.problems) rep.notes.push_back("measured data skipped: " + pr);
   // host launch floor: back-to-back stream launches of the empty kernel
   std::vector<double> host;
   for (auto* q : data.select("empty", "back_to_back")) host.push_back(q->time_us);
   double host_floor = host.empty() ? 0 : median(host);
-  // twin fidelity
-  std::string ptxas, sass;
-  for (const auto& [b, t] : data.ptxas_text) ptxas += t;
-  for (const auto& [b, path] : data.sass_path) sass += read_gz(path);
-  std::string src = data.ptxas_text.empty() ? "none recorded" : "recorded: " + data.cite(data.ptxas_text.begin()->first, "ptxas.txt");
-  rep.fidelity = check_fidelity(ptxas, src, sass, sim, hw_path);
-  auto failed = rep.fidelity.failed_kernels();
+  // twin fidelity, per batch (each batch's points were measured with that batch's build): dynamic shared
+  // memory from the runner's record (smem_bytes column), which ptxas does not report
+  std::map<std::string, std::vector<std::pair<std::string, int>>> dyn_smem;
+  for (const auto& p : data.points) {
+    double sm = p.num("smem_bytes");
+    if (!std::isfinite(sm) || sm <= 0) continue;
+    auto am = app_mapping(p, sim);
+    for (const auto& k : am.kernels) {
+      auto& v = dyn_smem[p.batch];
+      if (std::find(v.begin(), v.end(), std::make_pair(k.twin_function, int(sm))) == v.end()) v.push_back({k.twin_function, int(sm)});
+    }
+  }
+  std::string latest_ptxas;
+  for (const auto& b : data.batches) {
+    if (!data.ptxas_text.count(b)) continue;
+    const std::string& t = data.ptxas_text.at(b);
+    std::string sass = data.sass_path.count(b) ? read_gz(data.sass_path.at(b)) : "";
+    FidelityReport f = check_fidelity(t, "recorded: " + data.cite(b, "ptxas.txt"), sass, sim, hw_path, dyn_smem[b], b);
+    if (rep.fidelity.ptxas_source.empty()) rep.fidelity.ptxas_source = "recorded: " + data.cite(b, "ptxas.txt");
+    else rep.fidelity.ptxas_source += ", " + data.cite(b, "ptxas.txt");
+    rep.fidelity.twins.insert(rep.fidelity.twins.end(), f.twins.begin(), f.twins.end());
+    for (const auto& n : f.notes) rep.fidelity.notes.push_back(b + ": " + n);
+    latest_ptxas = b;
+  }
+  if (rep.fidelity.ptxas_source.empty()) rep.fidelity.ptxas_source = "none recorded";
+  // the batch whose compiler record checks a point: its own, else the latest one recorded
+  auto record_batch = [&](const MeasuredPoint& p) { return data.ptxas_text.count(p.batch) ? p.batch : latest_ptxas; };
+  auto micro_failure = [&](const MeasuredPoint& p) -> std::string {
+    for (const auto& t : rep.fidelity.twins)
+      if (t.batch == record_batch(p) && t.kernel == p.kernel && t.fails()) return t.failure();
+    return "";
+  };
+  auto app_failure = [&](const MeasuredPoint& p, const AppMapping& am) -> std::string {
+    for (const auto& k : am.kernels) {
+      const TwinCheck* t = rep.fidelity.find(record_batch(p), k.twin_function);
+      if (!t) return "twin " + k.twin_function + " (" + k.kir + ") not in the batch's ptxas record: fidelity not checked";
+      if (t->fails()) return t->failure() + " (" + t->function + " vs " + k.kir + ".kir)";
+    }
+    return "";
+  };
+  // L2 capacity of the config (streaming kernels run scaled down with the L2 shrunk by the same factor)
+  double l2_bytes = 50331648;
+  try {
+    l2_bytes = ConfigNode::load_file(hw_path, opt.calibration_overrides)->at("l2").param<double>("size_bytes").get();
+  } catch (const std::exception&) {
+  }
 
   // sampling of long sweeps: fixed_work keeps the points at and next to every wave boundary
   int64_t sms = data.device.value("sm_count", 132);
-  auto keep_fixed = [&](int64_t ctas) {
-    int64_t r = ctas % sms;
-    return ctas <= 2 || r == 0 || r == 1 || r == sms / 2 || (opt.quick ? false : (r == 2 || r == sms - 1));
+  auto keep_fixed = [&](int64_t ctas, int64_t on_sms) {
+    int64_t r = ctas % on_sms;
+    return ctas <= 2 || r == 0 || r == 1 || r == on_sms / 2 || (opt.quick ? false : (r == 2 || r == on_sms - 1));
   };
   int64_t copy_max = opt.quick ? (int64_t(1) << 22) : (int64_t(1) << 24);
   int64_t chase_max_hops = opt.quick ? 20000 : 70000;
-
+  // GEMM sweeps (145 points): the model runs well under 1e6 warp instructions per host second and a
+  // 4096^3 GEMM has ~1e8, so the sweeps are sampled: the square points; square_align at every n in
+  // 1024..1032 (every VEC pattern), 1064 and the endpoint 1100; n_sweep at N = 128, 4096, 8192 and both
+  // sides of the first two changes of tiles per SM (ceil(tiles / SMs)). K > 512 runs at K - 256 a
+  // (same VEC, same k-tail) and is extrapolated linearly in K (the k-loop's steady state).
+  const bool sparse_gemm = opt.sparse_gemm;
+  auto keep_gemm = [&](const MeasuredPoint& p) {
+    if (opt.quick) return false;
+    int64_t M = int64_t(p.num("M")), N = int64_t(p.num("N"));
+    if (sparse_gemm) {  // the blind config's run: fewer points of the same sweeps
+      if (p.variant == "square_align") return N == 1024 || N == 1025 || N == 1100;
+      if (p.variant == "n_sweep") return N == 128 || N == 4096 || N == 8192;
+    }
+    if (p.variant == "square_align") return (N >= 1024 && N <= 1032) || N == 1064 || N == 1100;
+    if (p.variant == "n_sweep") {
+      auto per_sm = [&](int64_t n) { return (cdiv_i(M, 128) * cdiv_i(n, 128) + sms - 1) / sms; };
+      bool edge = per_sm(N) != per_sm(N - 128) || per_sm(N) != per_sm(N + 128);
+      return N == 128 || N == 4096 || N == 8192 || (edge && per_sm(N) <= 3 && per_sm(N - 128) <= 2);
+    }
+    return true;
+  };
   std::vector<PointResult> pts;
   std::vector<Plan> plans;
   std::map<std::string, std::set<std::string>> sampled_out;
   for (const auto& p : data.points) {
     PointResult r;
     r.m = &p;
-    r.family = p.kernel;
-    r.role = sim.has_kernel(p.kernel) ? role_of(p) : "excluded";
+    r.family = p.kernel == "attention" ? p.kernel + "_" + p.variant : p.kernel;  // naive and flash: two programs
+    const bool micro = kMicro.count(p.kernel) > 0;
+    AppMapping am;
+    if (!micro) am = app_mapping(p, sim);
+    const bool modelled = micro ? sim.has_kernel(p.kernel) : !am.kernels.empty();
+    r.role = modelled ? role_of(p) : "excluded";
     r.meas = p.time_us;
     r.meas_spread = p.max_us - p.min_us;
-    if (!sim.has_kernel(p.kernel)) r.reason = "no IR kernel of that name";
+    std::string twin_failure = !modelled ? "" : micro ? micro_failure(p) : app_failure(p, am);
+    if (!modelled) r.reason = micro ? "no IR kernel of that name" : am.reason;
     else if (p.kernel == "empty" && p.variant != "graph_replay") r.reason = "host-side launch measurement, not a GPU time";
     else if (p.kernel == "pointer_chase" && p.variant != "twin") r.reason = "clock64-timed variant (a different program)";
-    else if (std::find(failed.begin(), failed.end(), p.kernel) != failed.end()) r.role = "excluded", r.reason = "twin fails the SASS fidelity check";
+    else if (!twin_failure.empty()) r.role = "excluded", r.reason = twin_failure;
     else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
       r.role = "excluded", r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
     ir::ParamValues params;
-    if (r.reason.empty()) params = bind_params(p, sim.kernel_params(p.kernel));
+    if (r.reason.empty() && micro) params = bind_params(p, sim.kernel_params(p.kernel));
     Plan plan;
-    if (r.reason.empty()) {
+    if (r.reason.empty() && !micro) {
+      // an application point: its kernels launched back to back, each one's time (launch overhead +
+      // execution) summed, as the runner timed them (per repeat of all of its launches)
+      const int64_t kLinear1 = int64_t(1) << 22, kLinear2 = int64_t(1) << 23;
+      std::vector<std::pair<int64_t, int64_t>> lin;  // per kernel: (value, first job index) of an extrapolated kernel
+      for (const auto& k : am.kernels) {
+        if (am.scale_param == "n" && k.params.at("n") > 2 * kLinear2) {
+          // streaming kernel far beyond the L2: time linear in n; run at 2^22 and 2^23 with the L2
+          // shrunk 8x (both sizes as far beyond it as the real one is), extrapolated linearly to n
+          std::vector<std::string> sets = {"l2.size_bytes=" + std::to_string(int64_t(l2_bytes / 8))};
+          auto a = k.params, b = k.params;
+          a["n"] = kLinear1, b["n"] = kLinear2;
+          lin.push_back({k.params.at("n"), int64_t(plan.jobs.size())});
+          plan.jobs.push_back({k.kir, a, sets});
+          plan.jobs.push_back({k.kir, b, sets});
+          plan.note = "each kernel simulated at n = 2^22 and 2^23 with the L2 shrunk 8x (l2.size_bytes=" +
+                      std::to_string(int64_t(l2_bytes / 8)) + "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
+        } else if (am.scale_param == "K" && k.params.at("K") > 1100) {
+          int64_t K = k.params.at("K"), K1 = K - 256 * ((K - 256) / 256), K2 = K1 + 256;  // same K % 256
+          auto a = k.params, b = k.params;
+          a["K"] = K1, b["K"] = K2;
+          lin.push_back({-K, int64_t(plan.jobs.size())});
+          plan.jobs.push_back({k.kir, a, {}});
+          plan.jobs.push_back({k.kir, b, {}});
+          plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) + " (same VEC and k-tail), " +
+                      "extrapolated linearly to K = " + std::to_string(K);
+        } else {
+          lin.push_back({0, int64_t(plan.jobs.size())});
+          plan.jobs.push_back({k.kir, k.params, {}});
+        }
+      }
+      if (p.kernel == "gemm_tiled" && !keep_gemm(p)) r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
+      if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
+      if (am.kernels.size() > 1) plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
+                                             (plan.note.empty() ? "" : "; " + plan.note);
+      plan.combine = [lin, kLinear1, kLinear2](const std::vector<SimOutcome>& o) {
+        double t = 0;
+        for (const auto& [v, j] : lin) {
+          if (v == 0) {
+            t += o[size_t(j)].result.time_us;
+            continue;
+          }
+          double t1 = o[size_t(j)].result.time_us, t2 = o[size_t(j) + 1].result.time_us;
+          if (v > 0) t += t1 + double(v - kLinear1) * (t2 - t1) / double(kLinear2 - kLinear1);
+          else {  // K: the jobs' K values are K1 and K1 + 256
+            int64_t K = -v, K1 = K - 256 * ((K - 256) / 256);
+            t += t1 + double(K - K1) * (t2 - t1) / 256.0;
+          }
+        }
+        return t;
+      };
+    } else if (r.reason.empty()) {
       if (p.kernel == "pointer_chase") {
         int64_t f = params["footprint_bytes"], s = params.count("stride_bytes") ? params["stride_bytes"] : 128;
         r.quantity = "latency", r.unit = "ns/hop";
@@ -136,11 +312,16 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       } else if (kScaled.count(p.kernel)) {
         auto sc = kScaled.at(p.kernel);
         int64_t W = params[sc.param];
-        if (p.kernel == "fixed_work" && !keep_fixed(params["ctas"])) r.reason = "not simulated (sampling)";
+        // a point measured on a green-context partition (b3g) runs on a machine of that many SMs
+        double part = p.num("partition_sms");
+        std::vector<std::string> sets;
+        if (std::isfinite(part) && part > 0) sets.push_back("sm.count=" + std::to_string(int64_t(part)));
+        int64_t point_sms = sets.empty() ? sms : int64_t(part);
+        if (p.kernel == "fixed_work" && !keep_fixed(params["ctas"], point_sms)) r.reason = "not simulated (sampling)";
         auto a = params, b = params;
         a[sc.param] = sc.w1;
         b[sc.param] = sc.w2;
-        plan.jobs = {{p.kernel, a, {}}, {p.kernel, b, {}}};
+        plan.jobs = {{p.kernel, a, sets}, {p.kernel, b, sets}};
         plan.combine = [W, sc](const std::vector<SimOutcome>& o) {
           return o[0].result.time_us + double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
         };
@@ -153,12 +334,6 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         if (p.kernel == "strided_copy" && params["n"] > (int64_t(1) << 22))
           r.reason = "not simulated (run budget: a 2^24-element strided copy takes 40-100 s of host time in the model)";
         if (opt.quick && p.kernel == "strided_copy") r.reason = "not simulated (quick run)";
-        if (p.kernel == "gemm_tiled") {
-          double mnk = p.num("M") * p.num("N") * p.num("K");
-          int64_t m8 = int64_t(p.num("M")) % 8;
-          bool keep = mnk <= 1.1e9 || (mnk <= 2.2e9 && (m8 == 0 || m8 == 1));
-          if (!keep || opt.quick) r.reason = "not simulated (sampling: GEMMs up to 1024^3, and to 1300^3 at M % 8 in {0, 1})";
-        }
         plan.jobs = {{p.kernel, params, {}, p.variant == "hot" ? 2 : 1}};
         plan.combine = [](const std::vector<SimOutcome>& o) { return o[0].result.time_us; };
       }
@@ -193,22 +368,43 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   }
   // sweeps: (file, variant, the other varying parameters); x = the parameter with the most values
   std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < pts.size(); ++i) groups[pts[i].m->file + "|" + pts[i].m->variant].push_back(i);
+  for (size_t i = 0; i < pts.size(); ++i) {
+    std::string key = pts[i].m->file + "|" + pts[i].m->variant;
+    if (pts[i].m->cols.count("partition_sms")) key += "|sms=" + pts[i].m->cols.at("partition_sms");  // one sweep per partition
+    groups[key].push_back(i);
+  }
   for (auto& [g, idx] : groups) {
     const std::string kernel = pts[idx[0]].m->kernel;
-    if (!sim.has_kernel(kernel)) continue;
-    auto names = sim.kernel_params(kernel);
+    std::vector<std::string> names;
+    if (kMicro.count(kernel)) {
+      if (!sim.has_kernel(kernel)) continue;
+      names = sim.kernel_params(kernel);
+    } else {
+      names = {"n", "rows", "BH", "T", "d", "M", "N", "K"};  // the application CSVs' shape columns
+    }
+    auto col = [&](size_t i, const std::string& n) { return pts[i].m->cols.count(n) ? pts[i].m->cols.at(n) : std::string(); };
     std::string xname;
     size_t most = 1;
     for (const auto& n : names) {
       std::set<std::string> vals;
-      for (size_t i : idx) vals.insert(pts[i].m->cols.count(n) ? pts[i].m->cols.at(n) : "");
+      for (size_t i : idx) vals.insert(col(i, n));
       if (vals.size() > most) most = vals.size(), xname = n;
+    }
+    // parameters that vary in lockstep with x (a square GEMM's M = N = K) do not split the sweep
+    std::set<std::string> lockstep;
+    for (const auto& n : names) {
+      std::set<std::pair<std::string, std::string>> pairs;
+      for (size_t i : idx) pairs.insert({col(i, xname), col(i, n)});
+      if (n != xname && !xname.empty() && pairs.size() == most && most > 1) {
+        std::set<std::string> vals;
+        for (size_t i : idx) vals.insert(col(i, n));
+        if (vals.size() == most) lockstep.insert(n);
+      }
     }
     for (size_t i : idx) {
       std::string key = g;
       for (const auto& n : names)
-        if (n != xname && pts[i].m->cols.count(n)) key += "|" + n + "=" + pts[i].m->cols.at(n);
+        if (n != xname && !lockstep.count(n) && pts[i].m->cols.count(n)) key += "|" + n + "=" + pts[i].m->cols.at(n);
       pts[i].sweep = key;
       pts[i].x = xname.empty() ? 0 : pts[i].m->num(xname);
     }
@@ -338,6 +534,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   if (opt.blind && fs::exists(blind)) {
     ValidationOptions bo = opt;
     bo.blind = false;
+    bo.sparse_gemm = true;
     bo.calibration_overrides.clear();
     bo.blind_hw.clear();
     ValidationReport b = validate(blind, data, kernels_dir, bo);

@@ -52,6 +52,7 @@ struct ValidationOptions {
   std::vector<std::string> calibration_overrides;  // none: the config as written is the calibrated one
   bool blind = true;                                // also run the blind config (h200-blind.yaml)
   std::string blind_hw;                             // default: h200-blind.yaml beside --hw
+  bool sparse_gemm = false;                         // fewer GEMM sweep points (the blind config's run)
 };
 
 struct ValidationReport {

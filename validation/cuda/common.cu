@@ -264,7 +264,12 @@ void emit(const std::string& file, Row row, const Timing* t) {
   }
   if (g.quick || g.ncu) return;  // selftest and Nsight Compute runs write no rows
   if (file == "canary") row = canary_row(row);
-  std::string path = g.out_dir + "/" + file + ".csv";
+  std::string name = file;
+  if (g.partition_sms > 0) {  // green.cu: rows measured on an SM partition go to <file>_green.csv
+    row.set("partition_sms", g.partition_sms);
+    name += "_green";
+  }
+  std::string path = g.out_dir + "/" + name + ".csv";
   append_csv(path, row);
   if (!t) return;
   // manifest: file, kernel, variant, params (the row's inputs: keys before the first result key)

@@ -44,7 +44,6 @@ double point_fixed_work(int ctas, int work, const char* file) {
   double mhz = 0.5 * (t.before.sm_mhz + t.after.sm_mhz);
   Row r = base_row("fixed_work", "twin");
   r.set("ctas", ctas).set("work", work).set("grid", ctas).set("block", 1024).set("waves", double(ctas) / g.sms);
-  if (g.partition_sms > 0) r.set("partition_sms", g.partition_sms);  // green.cu: launched on a partition
   r.set("ffma_total", 2.0 * work * n);
   emit(file, r.set("cycles_at_nvml_clock", t.median_us * mhz).set("check", bad ? "FAIL" : "ok"), &t);
   log("fixed_work ctas=%d: %.2f us %s\n", ctas, t.median_us, bad ? "FAIL" : "ok");

@@ -7,8 +7,9 @@
 // rounds the count to its partition granularity: the partition's real SM count is what is recorded),
 // made into a green context, and given a stream; the fixed_work twin (fixed_work.cu, unchanged) is
 // launched on that stream with grid sizes around whole multiples of the partition. Rows go to
-// fixed_work_green.csv with the partition's SM count in `partition_sms`. The driver API is reached
-// through dlopen, as NVML is, so the binary links without libcuda.
+// <file>_green.csv with the partition's SM count in `partition_sms` (common.cu's emit); on the
+// partitions of 64 and 112 SMs the data-parallel GEMM's N sweep runs too (gemm_tiled_green.csv).
+// The driver API is reached through dlopen, as NVML is, so the binary links without libcuda.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -19,6 +20,8 @@
 #include "common.cuh"
 
 namespace twins {
+void gemm_point(int M, int N, int K, const char* sweep);  // gemm.cu (apps_stub.cu: a no-op)
+
 namespace {
 
 struct GreenApi {
@@ -92,7 +95,7 @@ int distinct_sms(int ctas) {
 }
 
 // Runs the fixed_work points on one partition of about `want` SMs; returns its real SM count.
-int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigned want, int work,
+int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigned want, int work, bool gemm,
                   std::set<unsigned>& done) {
   CUdevResource part{}, rest{};
   unsigned groups = 1;
@@ -127,7 +130,11 @@ int run_partition(GreenApi& api, CUdevice dev, const CUdevResource& all, unsigne
   ctas.insert(int(sms) / 2);
   if (g.quick) ctas = {int(sms), int(sms) + 1};
   for (int c : ctas)
-    if (c >= 1) point_fixed_work(c, work, "fixed_work_green");
+    if (c >= 1) point_fixed_work(c, work, "fixed_work");
+  // the data-parallel GEMM's N sweep (M = 2304, K = 4096, 128 x 128 tiles, 2 CTAs per SM): its wave
+  // step moves with the partition (18 * N / 128 tiles against 2 * sms slots)
+  if (gemm && !g.quick)
+    for (int N = 512; N <= 2560; N += 128) gemm_point(2304, N, 4096, "n_sweep");
   g.stream = 0;
   g.sms = saved_sms;
   g.partition_sms = 0;
@@ -157,7 +164,7 @@ int run_green(const std::vector<std::string>& args) {
   if (g.quick) want = {64};
   int rc = 0;
   for (unsigned w : want)
-    if (w < all.sm.smCount && run_partition(api, dev, all, w, work, done) < 0) rc = 1;
+    if (w < all.sm.smCount && run_partition(api, dev, all, w, work, w == 64 || w == 108, done) < 0) rc = 1;
   return rc;
 }
 
