@@ -1,9 +1,9 @@
 #include "validation/fidelity.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
-#include <thread>
-#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/counts.hpp"
@@ -69,16 +70,52 @@ std::vector<PtxasEntry> parse_ptxas(const std::string& text) {
 
 std::string sass_class(const std::string& op) {
   std::string base = op.substr(0, op.find('.'));
-  static const std::map<std::string, std::string> m = {
-      {"FFMA", "fp32"}, {"FADD", "fp32"}, {"FMUL", "fp32"}, {"FMNMX", "fp32"}, {"FSWZADD", "fp32"},
-      {"HFMA2", "fp16"}, {"HADD2", "fp16"}, {"HMUL2", "fp16"}, {"DFMA", "fp64"}, {"DADD", "fp64"}, {"DMUL", "fp64"},
-      {"MUFU", "sfu"}, {"SHFL", "shuffle"}, {"HMMA", "mma"}, {"IMMA", "mma"}, {"QMMA", "mma"}, {"HGMMA", "wgmma"},
-      {"LDG", "ld_global"}, {"STG", "st_global"}, {"RED", "atom_global"}, {"ATOMG", "atom_global"}, {"ATOM", "atom_global"},
-      {"LDS", "ld_shared"}, {"STS", "st_shared"}, {"ATOMS", "atom_shared"}, {"LDSM", "ldmatrix"}, {"STSM", "stmatrix"},
-      {"LDGSTS", "cp_async"}, {"LDGDEPBAR", "cp_async_commit"}, {"DEPBAR", "cp_async_wait"}, {"BAR", "bar_sync"},
-      {"BRA", "branch"}, {"EXIT", "control"}, {"NOP", "control"}, {"BSSY", "control"}, {"BSYNC", "control"},
-      {"WARPSYNC", "control"}, {"BPT", "control"}, {"RET", "control"}, {"CALL", "control"}, {"YIELD", "control"},
-      {"CCTL", "control"}, {"ERRBAR", "control"}, {"MEMBAR", "control"}, {"LDC", "control"}, {"ULDC", "control"}};
+  static const std::map<std::string, std::string> m = {{"FFMA", "fp32"},
+                                                       {"FADD", "fp32"},
+                                                       {"FMUL", "fp32"},
+                                                       {"FMNMX", "fp32"},
+                                                       {"FSWZADD", "fp32"},
+                                                       {"HFMA2", "fp16"},
+                                                       {"HADD2", "fp16"},
+                                                       {"HMUL2", "fp16"},
+                                                       {"DFMA", "fp64"},
+                                                       {"DADD", "fp64"},
+                                                       {"DMUL", "fp64"},
+                                                       {"MUFU", "sfu"},
+                                                       {"SHFL", "shuffle"},
+                                                       {"HMMA", "mma"},
+                                                       {"IMMA", "mma"},
+                                                       {"QMMA", "mma"},
+                                                       {"HGMMA", "wgmma"},
+                                                       {"LDG", "ld_global"},
+                                                       {"STG", "st_global"},
+                                                       {"RED", "atom_global"},
+                                                       {"ATOMG", "atom_global"},
+                                                       {"ATOM", "atom_global"},
+                                                       {"LDS", "ld_shared"},
+                                                       {"STS", "st_shared"},
+                                                       {"ATOMS", "atom_shared"},
+                                                       {"LDSM", "ldmatrix"},
+                                                       {"STSM", "stmatrix"},
+                                                       {"LDGSTS", "cp_async"},
+                                                       {"LDGDEPBAR", "cp_async_commit"},
+                                                       {"DEPBAR", "cp_async_wait"},
+                                                       {"BAR", "bar_sync"},
+                                                       {"BRA", "branch"},
+                                                       {"EXIT", "control"},
+                                                       {"NOP", "control"},
+                                                       {"BSSY", "control"},
+                                                       {"BSYNC", "control"},
+                                                       {"WARPSYNC", "control"},
+                                                       {"BPT", "control"},
+                                                       {"RET", "control"},
+                                                       {"CALL", "control"},
+                                                       {"YIELD", "control"},
+                                                       {"CCTL", "control"},
+                                                       {"ERRBAR", "control"},
+                                                       {"MEMBAR", "control"},
+                                                       {"LDC", "control"},
+                                                       {"ULDC", "control"}};
   auto it = m.find(base);
   if (it != m.end()) return it->second;
   if (!base.empty() && base[0] == 'U') return "control";  // uniform-datapath ops: not per-thread work
@@ -108,10 +145,12 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     // called subroutines (placed after the body's EXIT): not part of the straight-line body
     long sub_start = -1;
     for (const auto& i : insts)
-      if (i.op.rfind("CALL", 0) == 0 && i.target > i.addr && (sub_start < 0 || i.target < sub_start)) sub_start = i.target;
+      if (i.op.rfind("CALL", 0) == 0 && i.target > i.addr && (sub_start < 0 || i.target < sub_start))
+        sub_start = i.target;
     if (sub_start >= 0) {
       for (const auto& i : insts) f.subroutine_insts += i.addr >= sub_start;
-      insts.erase(std::remove_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.addr >= sub_start; }), insts.end());
+      insts.erase(std::remove_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.addr >= sub_start; }),
+                  insts.end());
     }
     for (const auto& i : insts)
       if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
@@ -122,8 +161,8 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
       if (b.target < 0 || b.target > b.addr || b.op.rfind("BRA", 0) != 0) continue;
       bool inner = true;
       for (const auto& o : insts)
-        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr && o.target >= b.target &&
-            o.op.rfind("BRA", 0) == 0)
+        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr &&
+            o.target >= b.target && o.op.rfind("BRA", 0) == 0)
           inner = false;
       if (!inner) continue;
       int key = 0;
@@ -228,13 +267,26 @@ nlohmann::json FidelityReport::to_json() const {
   j["ptxas_source"] = ptxas_source;
   j["twins"] = nlohmann::json::array();
   for (const auto& t : twins)
-    j["twins"].push_back({{"batch", t.batch}, {"kernel", t.kernel}, {"function", t.function}, {"dynamic_smem", t.dynamic_smem},
-                          {"excluded", t.fails()}, {"failure", t.failure()}, {"ir_regs", t.ir_regs}, {"twin_regs", t.twin_regs},
-                          {"ir_smem", t.ir_smem}, {"twin_smem", t.twin_smem}, {"regs_equal", t.regs_equal},
-                          {"smem_equal", t.smem_equal}, {"occupancy_equal", t.occupancy_equal},
-                          {"ir_ctas_per_sm", t.ir_ctas_per_sm}, {"twin_ctas_per_sm", t.twin_ctas_per_sm},
-                          {"sass_checked", t.sass_checked}, {"sass_ok", t.sass_ok}, {"sass_worst_pct", t.sass_worst * 100},
-                          {"sass", t.sass_detail}, {"note", t.note}});
+    j["twins"].push_back({{"batch", t.batch},
+                          {"kernel", t.kernel},
+                          {"function", t.function},
+                          {"dynamic_smem", t.dynamic_smem},
+                          {"excluded", t.fails()},
+                          {"failure", t.failure()},
+                          {"ir_regs", t.ir_regs},
+                          {"twin_regs", t.twin_regs},
+                          {"ir_smem", t.ir_smem},
+                          {"twin_smem", t.twin_smem},
+                          {"regs_equal", t.regs_equal},
+                          {"smem_equal", t.smem_equal},
+                          {"occupancy_equal", t.occupancy_equal},
+                          {"ir_ctas_per_sm", t.ir_ctas_per_sm},
+                          {"twin_ctas_per_sm", t.twin_ctas_per_sm},
+                          {"sass_checked", t.sass_checked},
+                          {"sass_ok", t.sass_ok},
+                          {"sass_worst_pct", t.sass_worst * 100},
+                          {"sass", t.sass_detail},
+                          {"note", t.note}});
   j["excluded_kernels"] = failed_kernels();
   j["notes"] = notes;
   return j;
@@ -313,7 +365,9 @@ IrClasses ir_classes(const ir::Program& p) {
         }
   IrClasses out;
   for (size_t c = 0; c < dyn.size(); ++c)
-    if (dyn[c]) out.per_class[std::string(ir::op_class_name(ir::OpClass(c)))] += double(dyn[c]) / double(std::max<uint64_t>(1, warps));
+    if (dyn[c])
+      out.per_class[std::string(ir::op_class_name(ir::OpClass(c)))] +=
+          double(dyn[c]) / double(std::max<uint64_t>(1, warps));
   for (size_t i = 0; i < P.insts.size(); ++i) {
     if (executed[i]) {
       if (P.loop_of_inst[i] != ir::kNoExpr) out.hot_loops.insert(P.loop_of_inst[i]);
@@ -338,14 +392,18 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
   // the last record of each function (ptxas texts of several builds may be concatenated)
   std::vector<PtxasEntry> entries;
   for (const auto& e : parse_ptxas(ptxas_text)) {
-    auto it = std::find_if(entries.begin(), entries.end(), [&](const PtxasEntry& x) { return x.function == e.function; });
-    if (it != entries.end()) *it = e;
-    else entries.push_back(e);
+    auto it =
+        std::find_if(entries.begin(), entries.end(), [&](const PtxasEntry& x) { return x.function == e.function; });
+    if (it != entries.end())
+      *it = e;
+    else
+      entries.push_back(e);
   }
   for (const auto& e : entries) {
     std::string irk = ir_kernel_for_twin(e.kernel);
     if (e.kernel.empty() || !sim.has_kernel(irk)) continue;
-    if (e.function.find("ILb1E") != std::string::npos && e.kernel == "pointer_chase") continue;  // the clock64-timed chase
+    if (e.function.find("ILb1E") != std::string::npos && e.kernel == "pointer_chase")
+      continue;  // the clock64-timed chase
     TwinCheck t;
     t.batch = batch;
     t.kernel = irk;
@@ -385,7 +443,8 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
       std::map<std::string, uint32_t> loop_code;  // body name -> loop code index
       for (size_t i = 0; i < P.insts.size(); ++i)
         if (P.loop_of_inst[i] != ir::kNoExpr)
-          loop_code.emplace("loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line), P.loop_of_inst[i]);
+          loop_code.emplace("loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line),
+                            P.loop_of_inst[i]);
       for (const auto& b : counts.static_bodies) {
         if (b.where == "kernel") continue;
         auto lc = loop_code.find(b.where);
@@ -423,7 +482,8 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
       // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
       for (const char* k : {"int", "branch"})
         if (!gate_loop_overhead)
-          d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll}, {"sass", h.count(k) ? h.at(k) : 0}};
+          d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
+                                                {"sass", h.count(k) ? h.at(k) : 0}};
       d["scope"] = loop ? "innermost SASS loop vs the IR loop body with the most non-integer work"
                         : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
                           "never-executed (cold) instructions";

@@ -31,7 +31,7 @@ struct SassFunction {
   std::map<std::string, int> whole_hist;  // the whole function, without called subroutines (CALL targets past
                                           // the body's EXIT: the IEEE division's slow path, never taken)
   bool has_loop = false;
-  int subroutine_insts = 0;               // instructions left out of whole_hist as called subroutines
+  int subroutine_insts = 0;  // instructions left out of whole_hist as called subroutines
 };
 std::vector<SassFunction> parse_sass(const std::string& text);
 // Class of a SASS opcode by the IR's OpClass names ("fp32", "ld_global", ..., "branch" for BRA); "control"
@@ -48,7 +48,7 @@ std::string twin_kernel_name(const std::string& mangled);
 std::string ir_kernel_for_twin(const std::string& twin_kernel);
 
 struct TwinCheck {
-  std::string batch;                  // the measured batch whose compiler record this is
+  std::string batch;  // the measured batch whose compiler record this is
   std::string kernel, function;
   int ir_regs = 0, twin_regs = 0, ir_smem = 0, twin_smem = 0;
   bool regs_equal = false, smem_equal = false;
@@ -58,10 +58,10 @@ struct TwinCheck {
   double sass_worst = 0;              // worst relative class difference (gated classes)
   nlohmann::json sass_detail = nlohmann::json::object();
   std::string note;
-  int dynamic_smem = 0;               // the twin's dynamic shared memory (the runner's record), in twin_smem
+  int dynamic_smem = 0;  // the twin's dynamic shared memory (the runner's record), in twin_smem
   // A point measured with this twin is excluded: the SASS check fails, or the occupancy differs.
   bool fails() const { return (sass_checked && !sass_ok) || (ir_ctas_per_sm > 0 && !occupancy_equal); }
-  std::string failure() const;        // why, for the excluded list ("" when it passes)
+  std::string failure() const;  // why, for the excluded list ("" when it passes)
 };
 
 struct FidelityReport {

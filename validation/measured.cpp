@@ -23,9 +23,9 @@ std::string MeasuredPoint::label() const {
   std::string s = kernel + "/" + variant;
   static const std::set<std::string> skip = {"batch", "kernel", "variant", "grid", "block", "check", "repeats",
                                              "launches_per_rep", "median_us", "min_us", "max_us", "graph_median_us"};
-  static const std::set<std::string> keys = {"n", "stride", "footprint_bytes", "ways", "ctas", "dtype", "M", "N", "K",
-                                             "m", "k", "rows", "cols", "seq", "heads", "batch_size", "config",
-                                             "BH", "T", "vec"};
+  static const std::set<std::string> keys = {
+      "n",    "stride", "footprint_bytes", "ways",       "ctas",   "dtype", "M", "N",  "K", "m", "k", "rows",
+      "cols", "seq",    "heads",           "batch_size", "config", "BH",    "T", "vec"};
   for (const auto& [k, v] : cols)
     if (keys.count(k) && !skip.count(k)) s += " " + k + "=" + v;
   return s;

@@ -41,14 +41,14 @@ bool all_ok(const std::vector<SimOutcome>& o) {
 
 // ---- application kernels: the IR kernels that model a measured point, in launch order ----
 struct AppKernel {
-  std::string kir;            // kernels_ir/lib/NAME.kir
+  std::string kir;  // kernels_ir/lib/NAME.kir
   ir::ParamValues params;
   std::string twin_function;  // part of the twin's mangled name (its fidelity record)
 };
 struct AppMapping {
   std::vector<AppKernel> kernels;  // empty: not modelled (reason says why)
   std::string reason;
-  std::string scale_param;         // "n": streaming kernels, time linear in n (extrapolated); "K": GEMM k-loop
+  std::string scale_param;  // "n": streaming kernels, time linear in n (extrapolated); "K": GEMM k-loop
 };
 
 int64_t lowbit(int64_t x) { return x & -x; }
@@ -61,27 +61,31 @@ AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
   auto num = [&](const char* c) { return int64_t(std::llround(p.num(c))); };
   if (p.kernel == "elementwise") {
     int64_t n = num("n");
-    std::vector<std::string> ks = p.variant == "fused" ? std::vector<std::string>{"elementwise_fused"}
-                                                       : std::vector<std::string>{"elementwise_sin", "elementwise_cos",
-                                                                                  "elementwise_square", "elementwise_square",
-                                                                                  "elementwise_add"};
+    std::vector<std::string> ks =
+        p.variant == "fused" ? std::vector<std::string>{"elementwise_fused"}
+                             : std::vector<std::string>{"elementwise_sin", "elementwise_cos", "elementwise_square",
+                                                        "elementwise_square", "elementwise_add"};
     // the twins' mangled names: _ZN5twins17elementwise_fusedE... ("17" + name)
     for (const auto& k : ks) a.kernels.push_back({k, {{"n", n}}, std::to_string(k.size()) + k + "E"});
     a.scale_param = "n";
   } else if (p.kernel == "softmax") {
     int64_t T = num("T");
-    a.kernels.push_back({"softmax_rows", {{"rows", num("rows")}, {"T", T}, {"OUT_BF16", 0}},
+    a.kernels.push_back({"softmax_rows",
+                         {{"rows", num("rows")}, {"T", T}, {"OUT_BF16", 0}},
                          "softmax_rowsILi" + std::to_string(T / 1024) + "EfE"});
   } else if (p.kernel == "attention" && p.variant == "flash") {
-    a.kernels.push_back({"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
+    a.kernels.push_back(
+        {"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
   } else if (p.kernel == "attention") {
-    a.reason = "no IR kernels for the naive attention's three launches (batched S = Q K^T GEMM with B transposed and "
-               "f32 out, softmax to bf16, batched P V GEMM)";
+    a.reason =
+        "no IR kernels for the naive attention's three launches (batched S = Q K^T GEMM with B transposed and "
+        "f32 out, softmax to bf16, batched P V GEMM)";
     return a;
   } else if (p.kernel == "gemm_tiled") {
     int64_t M = num("M"), N = num("N"), K = num("K");
     int64_t vec = std::min<int64_t>(8, std::min(lowbit(K), lowbit(N)));
-    a.kernels.push_back({"gemm_tiled", {{"M", M}, {"N", N}, {"K", K}}, "gemm_tiledILi" + std::to_string(vec) + "ELb0ELb0E"});
+    a.kernels.push_back(
+        {"gemm_tiled", {{"M", M}, {"N", N}, {"K", K}}, "gemm_tiledILi" + std::to_string(vec) + "ELb0ELb0E"});
     a.scale_param = "K";
   } else {
     // a later twin (gemm_fp32, gemm_persistent, ...): the IR kernel of the CSV's kernel name, or kernel_variant
@@ -134,9 +138,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     if (!kMicro.count(p.kernel) && !app_mapping(p, sim).kernels.empty()) apps = true;
   rep.heldout_kind = apps ? "application kernels" : "unused microbenchmarks";
   if (apps)
-    rep.notes.push_back("Held-out families: the application kernels that have an IR twin (batch b2 on) and the microbenchmark "
-                        "families calibration does not use. Later batches' repeats of the microbenchmarks are listed as "
-                        "held-out-repeat (same programs as b1; a drift check), not counted.");
+    rep.notes.push_back(
+        "Held-out families: the application kernels that have an IR twin (batch b2 on) and the microbenchmark "
+        "families calibration does not use. Later batches' repeats of the microbenchmarks are listed as "
+        "held-out-repeat (same programs as b1; a drift check), not counted.");
   if (!apps)
     rep.notes.push_back("No application-kernel data (batch b2) yet: the held-out figures are the microbenchmark families "
                         "that calibration does not use (fixed_work, divergence, bank_conflicts, strided_copy at strides "
@@ -155,7 +160,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     auto am = app_mapping(p, sim);
     for (const auto& k : am.kernels) {
       auto& v = dyn_smem[p.batch];
-      if (std::find(v.begin(), v.end(), std::make_pair(k.twin_function, int(sm))) == v.end()) v.push_back({k.twin_function, int(sm)});
+      if (std::find(v.begin(), v.end(), std::make_pair(k.twin_function, int(sm))) == v.end())
+        v.push_back({k.twin_function, int(sm)});
     }
   }
   std::string latest_ptxas;
@@ -164,8 +170,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     const std::string& t = data.ptxas_text.at(b);
     std::string sass = data.sass_path.count(b) ? read_gz(data.sass_path.at(b)) : "";
     FidelityReport f = check_fidelity(t, "recorded: " + data.cite(b, "ptxas.txt"), sass, sim, hw_path, dyn_smem[b], b);
-    if (rep.fidelity.ptxas_source.empty()) rep.fidelity.ptxas_source = "recorded: " + data.cite(b, "ptxas.txt");
-    else rep.fidelity.ptxas_source += ", " + data.cite(b, "ptxas.txt");
+    if (rep.fidelity.ptxas_source.empty())
+      rep.fidelity.ptxas_source = "recorded: " + data.cite(b, "ptxas.txt");
+    else
+      rep.fidelity.ptxas_source += ", " + data.cite(b, "ptxas.txt");
     rep.fidelity.twins.insert(rep.fidelity.twins.end(), f.twins.begin(), f.twins.end());
     for (const auto& n : f.notes) rep.fidelity.notes.push_back(b + ": " + n);
     latest_ptxas = b;
@@ -181,7 +189,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   auto app_failure = [&](const MeasuredPoint& p, const AppMapping& am) -> std::string {
     for (const auto& k : am.kernels) {
       const TwinCheck* t = rep.fidelity.find(record_batch(p), k.twin_function);
-      if (!t) return "twin " + k.twin_function + " (" + k.kir + ") not in the batch's ptxas record: fidelity not checked";
+      if (!t)
+        return "twin " + k.twin_function + " (" + k.kir + ") not in the batch's ptxas record: fidelity not checked";
       if (t->fails()) return t->failure() + " (" + t->function + " vs " + k.kir + ".kir)";
     }
     return "";
@@ -237,10 +246,12 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     r.meas = p.time_us;
     r.meas_spread = p.max_us - p.min_us;
     std::string twin_failure = !modelled ? "" : micro ? micro_failure(p) : app_failure(p, am);
-    if (!modelled) r.reason = micro ? "no IR kernel of that name" : am.reason;
+    if (!modelled)
+      r.reason = micro ? "no IR kernel of that name" : am.reason;
     else if (p.kernel == "empty" && p.variant != "graph_replay") r.reason = "host-side launch measurement, not a GPU time";
     else if (p.kernel == "pointer_chase" && p.variant != "twin") r.reason = "clock64-timed variant (a different program)";
-    else if (!twin_failure.empty()) r.role = "excluded", r.reason = twin_failure;
+    else if (!twin_failure.empty())
+      r.role = "excluded", r.reason = twin_failure;
     else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
       r.role = "excluded", r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
     ir::ParamValues params;
@@ -262,7 +273,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           plan.jobs.push_back({k.kir, a, sets});
           plan.jobs.push_back({k.kir, b, sets});
           plan.note = "each kernel simulated at n = 2^22 and 2^23 with the L2 shrunk 8x (l2.size_bytes=" +
-                      std::to_string(int64_t(l2_bytes / 8)) + "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
+                      std::to_string(int64_t(l2_bytes / 8)) +
+                      "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
         } else if (am.scale_param == "K" && k.params.at("K") > 1100) {
           int64_t K = k.params.at("K"), K1 = K - 256 * ((K - 256) / 256), K2 = K1 + 256;  // same K % 256
           auto a = k.params, b = k.params;
@@ -270,17 +282,19 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           lin.push_back({-K, int64_t(plan.jobs.size())});
           plan.jobs.push_back({k.kir, a, {}});
           plan.jobs.push_back({k.kir, b, {}});
-          plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) + " (same VEC and k-tail), " +
-                      "extrapolated linearly to K = " + std::to_string(K);
+          plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) +
+                      " (same VEC and k-tail), " + "extrapolated linearly to K = " + std::to_string(K);
         } else {
           lin.push_back({0, int64_t(plan.jobs.size())});
           plan.jobs.push_back({k.kir, k.params, {}});
         }
       }
-      if (p.kernel == "gemm_tiled" && !keep_gemm(p)) r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
+      if (p.kernel == "gemm_tiled" && !keep_gemm(p))
+        r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
       if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
-      if (am.kernels.size() > 1) plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
-                                             (plan.note.empty() ? "" : "; " + plan.note);
+      if (am.kernels.size() > 1)
+        plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
+                    (plan.note.empty() ? "" : "; " + plan.note);
       plan.combine = [lin, kLinear1, kLinear2](const std::vector<SimOutcome>& o) {
         double t = 0;
         for (const auto& [v, j] : lin) {
@@ -289,7 +303,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
             continue;
           }
           double t1 = o[size_t(j)].result.time_us, t2 = o[size_t(j) + 1].result.time_us;
-          if (v > 0) t += t1 + double(v - kLinear1) * (t2 - t1) / double(kLinear2 - kLinear1);
+          if (v > 0)
+            t += t1 + double(v - kLinear1) * (t2 - t1) / double(kLinear2 - kLinear1);
           else {  // K: the jobs' K values are K1 and K1 + 256
             int64_t K = -v, K1 = K - 256 * ((K - 256) / 256);
             t += t1 + double(K - K1) * (t2 - t1) / 256.0;
@@ -370,7 +385,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < pts.size(); ++i) {
     std::string key = pts[i].m->file + "|" + pts[i].m->variant;
-    if (pts[i].m->cols.count("partition_sms")) key += "|sms=" + pts[i].m->cols.at("partition_sms");  // one sweep per partition
+    if (pts[i].m->cols.count("partition_sms"))
+      key += "|sms=" + pts[i].m->cols.at("partition_sms");  // one sweep per partition
     groups[key].push_back(i);
   }
   for (auto& [g, idx] : groups) {
@@ -382,7 +398,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     } else {
       names = {"n", "rows", "BH", "T", "d", "M", "N", "K"};  // the application CSVs' shape columns
     }
-    auto col = [&](size_t i, const std::string& n) { return pts[i].m->cols.count(n) ? pts[i].m->cols.at(n) : std::string(); };
+    auto col = [&](size_t i, const std::string& n) {
+      return pts[i].m->cols.count(n) ? pts[i].m->cols.at(n) : std::string();
+    };
     std::string xname;
     size_t most = 1;
     for (const auto& n : names) {

@@ -45,16 +45,20 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   for (const auto& n : r.notes) o << "> " << n << "\n>\n";
   o << "\n## Method\n\n"
     << "- **Timing on the GPU.** Each point is the median over repeats of back-to-back launches (or CUDA-graph replay "
-       "where the runner recorded it), after warm-up; the per-launch time of a long kernel in a stream is its execution "
-       "plus the GPU's launch gap, which is what the model's `time_us` (launch overhead + cycles / SM clock) stands for. "
+       "where the runner recorded it), after warm-up; the per-launch time of a long kernel in a stream is its "
+       "execution "
+       "plus the GPU's launch gap, which is what the model's `time_us` (launch overhead + cycles / SM clock) stands "
+       "for. "
        "Short kernels launched back-to-back are bounded by the host's launch call (the empty kernel: about 4.6 us), so "
        "points within 20% of that floor are excluded as host-bound. The pointer chase is compared per dependent hop "
        "(the run minus its warm-up), as the twin records it.\n"
-    << "- **Calibration** (`gtsim calibrate`) fits each parameter from the one microbenchmark that isolates it, *through "
+    << "- **Calibration** (`gtsim calibrate`) fits each parameter from the one microbenchmark that isolates it, "
+       "*through "
        "the model*: the benchmark is simulated at two values of the parameter, the near-linear response is solved for "
        "the value that reproduces the measurement, and a third run verifies it (secant refinement otherwise). Least "
        "squares with Eigen; the uncertainty is the standard error from the residual scatter and the spread of repeats; "
-       "the leave-one-out error predicts each calibration point from a fit to the others. Its residuals below are **fit "
+       "the leave-one-out error predicts each calibration point from a fit to the others. Its residuals below are "
+       "**fit "
        "residuals, not accuracy**.\n"
     << "- **Roles of the points.** `calibration`: read by a fit. `fit-benchmark`: other points of a benchmark a fit "
        "used (other footprints of the chase, copy sizes off the plateau): reported, not counted as held-out. "
@@ -139,11 +143,13 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
        "the unroll). Otherwise the whole function, without called subroutines (the IEEE division's slow path), against "
        "the IR's per-warp executed instructions plus its never-executed ones (cold paths the SASS holds once, such as "
        "sinf's Payne-Hanek reduction). Integer/address arithmetic and branches (the loop overhead) are listed but not "
-       "gated yet.\n\n| batch | twin | regs twin / IR | smem twin / IR | CTAs/SM twin / IR | SASS worst class diff | verdict |\n|---|---|---|---|---|---|---|\n";
+       "gated yet.\n\n| batch | twin | regs twin / IR | smem twin / IR | CTAs/SM twin / IR | SASS worst class diff | "
+       "verdict |\n|---|---|---|---|---|---|---|\n";
   for (const auto& t : r.fidelity.twins)
-    o << "| " << t.batch << " | `" << t.function << "` | " << t.twin_regs << " / " << t.ir_regs << (t.regs_equal ? "" : " (differ)")
-      << " | " << t.twin_smem << (t.dynamic_smem ? " (dynamic " + std::to_string(t.dynamic_smem) + ")" : "") << " / "
-      << t.ir_smem << (t.smem_equal ? "" : " (differ)") << " | " << t.twin_ctas_per_sm << " / " << t.ir_ctas_per_sm << " | "
+    o << "| " << t.batch << " | `" << t.function << "` | " << t.twin_regs << " / " << t.ir_regs
+      << (t.regs_equal ? "" : " (differ)") << " | " << t.twin_smem
+      << (t.dynamic_smem ? " (dynamic " + std::to_string(t.dynamic_smem) + ")" : "") << " / " << t.ir_smem
+      << (t.smem_equal ? "" : " (differ)") << " | " << t.twin_ctas_per_sm << " / " << t.ir_ctas_per_sm << " | "
       << (t.sass_checked ? pct(t.sass_worst * 100) : "not recorded") << " | "
       << (t.fails() ? "**" + t.failure() + ": points excluded**" : "ok") << " |\n";
   auto failed = r.fidelity.failed_kernels();

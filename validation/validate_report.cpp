@@ -80,8 +80,8 @@ std::string ValidationReport::summary() const {
     << steps.wave_measured << ")\n";
   if (blind_ran) o << "blind config " << blind_hw << ": held-out MAPE " << pct(blind_mape) << ", worst " << pct(blind_worst) << "\n";
   for (const auto& t : fidelity.twins)
-    o << "twin " << t.batch << " " << t.function << ": regs " << t.twin_regs << " vs IR " << t.ir_regs << ", smem " << t.twin_smem << " vs "
-      << t.ir_smem << (t.occupancy_equal ? " (same occupancy)" : " (OCCUPANCY DIFFERS)")
+    o << "twin " << t.batch << " " << t.function << ": regs " << t.twin_regs << " vs IR " << t.ir_regs << ", smem "
+      << t.twin_smem << " vs " << t.ir_smem << (t.occupancy_equal ? " (same occupancy)" : " (OCCUPANCY DIFFERS)")
       << (t.sass_checked ? (t.sass_ok ? ", SASS ok" : ", SASS differs") : ", SASS not checked")
       << (t.fails() ? " (points excluded)" : "") << "\n";
   for (const auto& n : notes) o << "note: " << n << "\n";

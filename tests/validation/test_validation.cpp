@@ -1,12 +1,12 @@
 // Calibration and validation tests. The data is the committed H200 measurements.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "sim/config.hpp"
 #include "validation/calibrate.hpp"
@@ -269,8 +269,8 @@ TEST(AccuracyHeldOut, MeetsTheTargets) {
   // (red while a family has no IR kernel or its twin fails the fidelity check: the reason is printed)
   std::map<std::string, std::string> why;
   for (const auto& p : r.points)
-    if (p.m->batch != "b1" && (p.family == "elementwise" || p.family == "softmax" || p.family.rfind("attention", 0) == 0 ||
-                               p.family.rfind("gemm", 0) == 0))
+    if (p.m->batch != "b1" && (p.family == "elementwise" || p.family == "softmax" ||
+                               p.family.rfind("attention", 0) == 0 || p.family.rfind("gemm", 0) == 0))
       if (!why.count(p.family) || (why[p.family].empty() && !p.reason.empty())) why[p.family] = p.reason;
   EXPECT_GE(why.size(), 5u);  // elementwise, softmax, attention_naive, attention_flash, gemm_tiled
   for (const auto& [family, reason] : why) {
