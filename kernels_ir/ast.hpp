@@ -52,11 +52,12 @@ struct Stmt {
   Instr instr;                   // kInstr
   std::string name;              // kLet, kReg (array name), kLoop (variable)
   std::vector<Expr> e;           // kLet: {value}; kReg: {count}; kLoop: {lo, hi, step?}; kIf: {cond}
-  std::optional<Expr> unroll;    // kLoop: unroll hint (no effect on the dynamic stream)
+  std::optional<Expr> unroll;    // kLoop: iterations per loop-control group (docs/ir.md "Loop control")
   std::vector<Stmt> body;        // kLoop, kIf (then)
   std::vector<Stmt> else_body;   // kIf
   bool has_else = false;
   bool is_return = false;        // kExit written as `return`
+  bool runtime_trip = false;     // kLoop `runtime`: the trip count is a run-time value (never fully unrolled)
   Loc loc;
   bool operator==(const Stmt&) const = default;
 };

@@ -21,6 +21,14 @@ InstructionCounts count_instructions(const Program& p) {
     }
     c.static_bodies[b].per_class[size_t(P.insts[i].op)]++;
   }
+  for (const LoopCtl& lc : P.loop_ctl)
+    for (uint32_t id : {lc.iadd, lc.setp, lc.bra}) {
+      auto it = body_of.find(P.loop_of_inst[id]);
+      if (it == body_of.end()) continue;
+      InstructionCounts::Body& b = c.static_bodies[it->second];
+      b.control[size_t(P.insts[id].op)]++;
+      b.unroll = lc.unroll;
+    }
   Dim3 g = p.grid();
   DynInst d;
   for (uint32_t z = 0; z < g.z; ++z)
@@ -47,7 +55,11 @@ nlohmann::json InstructionCounts::to_json() const {
   };
   nlohmann::json j;
   j["static"] = nlohmann::json::array();
-  for (const auto& b : static_bodies) j["static"].push_back({{"where", b.where}, {"per_class", classes(b.per_class)}});
+  for (const auto& b : static_bodies) {
+    nlohmann::json e = {{"where", b.where}, {"per_class", classes(b.per_class)}};
+    if (b.unroll) e["loop_control"] = {{"per_class", classes(b.control)}, {"unroll", b.unroll}};
+    j["static"].push_back(e);
+  }
   j["dynamic"] = {{"per_class", classes(dynamic)}, {"total", dynamic_total}, {"flops", flops}, {"warps", warps}};
   return j;
 }

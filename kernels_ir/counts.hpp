@@ -16,8 +16,10 @@ using ClassCounts = std::array<uint64_t, size_t(OpClass::kCount)>;
 
 struct InstructionCounts {
   struct Body {
-    std::string where;      // "kernel" or "loop VAR at file:line:col" (innermost loop of the instructions)
-    ClassCounts per_class{};
+    std::string where;      // "kernel" or "loop at file:line" (innermost loop of the instructions)
+    ClassCounts per_class{};  // every static instruction of the body, its loop control included
+    ClassCounts control{};    // the loop's control instructions among them (iadd + setp: int, bra: branch)
+    uint32_t unroll = 0;      // iterations per control group (docs/ir.md "Loop control"); 0: none (fully unrolled)
   };
   std::vector<Body> static_bodies;  // static instructions directly in each loop body (kernel top level first)
   ClassCounts dynamic{};            // warp instructions over all warps of the grid

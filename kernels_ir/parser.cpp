@@ -297,7 +297,9 @@ class Parser {
     expect("..", "'..' between the loop bounds");
     s.e.push_back(expr());
     if (accept_word("step")) s.e.push_back(expr());
+    if (accept_word("runtime")) s.runtime_trip = true;
     if (accept_word("unroll")) s.unroll = expr();
+    if (!s.runtime_trip && accept_word("runtime")) s.runtime_trip = true;
     s.body = block();
   }
 

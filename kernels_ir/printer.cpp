@@ -91,6 +91,7 @@ void print_stmt(const Stmt& st, int depth, std::string& s) {
     case StmtKind::kLoop:
       s += "loop " + st.name + " in " + print_expr(st.e[0]) + " .. " + print_expr(st.e[1]);
       if (st.e.size() > 2) s += " step " + print_expr(st.e[2]);
+      if (st.runtime_trip) s += " runtime";
       if (st.unroll) s += " unroll " + print_expr(*st.unroll);
       s += " {\n";
       print_block(st.body, depth + 1, s);

@@ -36,6 +36,8 @@ class Compiler {
   std::vector<uint64_t> shared_off_;
   std::vector<std::string> divergent_;  // enclosing lane-varying ifs / loops, described
   std::vector<uint32_t> loops_;         // enclosing loops (code index of kLoopInit)
+  // loop -> its hidden counter register (the predicate register is the next id)
+  std::unordered_map<const Stmt*, uint16_t> loop_regs_;
   int nest_ = 0;
   bool quiet_ = false;
 
@@ -63,6 +65,7 @@ class Compiler {
   void block(const std::vector<Stmt>& b);
   void stmt(const Stmt& s);
   void loop(const Stmt& s);
+  uint32_t loop_control(const Stmt& s, uint32_t lo, uint32_t hi, uint32_t step);
   void if_stmt(const Stmt& s);
   void instr(const Instr& in, const Loc& loc);
   void operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector<uint16_t>& rr, const Loc& loc);

@@ -28,6 +28,13 @@ void Compiler::collect_regs(const std::vector<Stmt>& body) {
       regs_[s.name].k = Binding::kRegArr;
       (void)id;
     }
+    if (s.kind == StmtKind::kLoop && !loop_regs_.count(&s)) {
+      // hidden registers of the loop control (counter, predicate); '%' keeps them out of the name space
+      std::string base = "%" + s.name + "@" + std::to_string(s.loc.line) + ":" + std::to_string(s.loc.col);
+      uint16_t ctr = new_reg(base + ".ctr", 1);
+      new_reg(base + ".p", 1);
+      loop_regs_[&s] = ctr;
+    }
     if (s.kind == StmtKind::kInstr)
       for (const auto& d : s.instr.dsts)
         if (d.op == ExprOp::kName && !regs_.count(d.name)) new_reg(d.name, 1);
@@ -73,12 +80,13 @@ void Compiler::loop(const Stmt& s) {
   uint32_t step = expr(s.e.size() > 2 ? s.e[2] : one);
   if (cx(step).u == Uniformity::kVarying) error(s.e[2].loc, "loop step varies across lanes, expected a warp-uniform step");
   if (cx(step).u == Uniformity::kConst && cx(step).value == 0) error(s.e[2].loc, "loop step is 0, expected a nonzero step");
-  if (s.unroll) const_eval(*s.unroll, "unroll");
   bool uni = std::max({cx(lo).u, cx(hi).u}) != Uniformity::kVarying;
   uint32_t slot = uint32_t(P.slots.size());
   P.slots.push_back(SlotInfo{uni});
+  uint32_t ctl = loop_control(s, lo, hi, step);
   uint32_t init = emit(Op{OpK::kLoopInit, !uni, slot, lo});
   uint32_t test = emit(Op{OpK::kLoopTest, false, slot, hi, 0, step});
+  P.code[init].loop = P.code[test].loop = ctl;
   if (!uni) divergent_.push_back("the loop at " + where(s.loc) + " has lane-varying bounds");
   scope_.push_back({s.name, Binding{Binding::kSlot, 0, slot, 1, uni}});
   loops_.push_back(init);
@@ -88,10 +96,57 @@ void Compiler::loop(const Stmt& s) {
   loops_.pop_back();
   scope_.pop_back();
   if (!uni) divergent_.pop_back();
-  emit(Op{OpK::kLoopInc, false, slot, step, test});
+  P.code[emit(Op{OpK::kLoopInc, false, slot, step, test})].loop = ctl;
   uint32_t exit = uint32_t(P.code.size());
+  if (ctl != kNoExpr)
+    for (uint32_t id : {P.loop_ctl[ctl].iadd, P.loop_ctl[ctl].setp, P.loop_ctl[ctl].bra}) P.loop_of_inst[id] = init;
   P.code[init].c = exit;
   P.code[test].c = exit;
+}
+
+// The loop's control instructions (docs/ir.md "Loop control"): none when the loop is fully unrolled
+// (a trip count known when the program is built that is at most the unroll factor, unless the loop is
+// `runtime` or `unroll 1`), else three static instructions (iadd counter, setp predicate, bra) that the
+// executor issues per group of iterations.
+uint32_t Compiler::loop_control(const Stmt& s, uint32_t lo, uint32_t hi, uint32_t step) {
+  int64_t unroll = kDefaultUnroll;
+  if (s.unroll) {
+    unroll = const_eval(*s.unroll, "unroll");
+    if (unroll < 1 || unroll > 65536) {
+      error(s.unroll->loc, "unroll " + std::to_string(unroll) + ", expected 1 .. 65536 iterations per group");
+      unroll = 1;
+    }
+  }
+  if (!s.runtime_trip && cx(lo).u == Uniformity::kConst && cx(hi).u == Uniformity::kConst &&
+      cx(step).u == Uniformity::kConst) {
+    int64_t a = cx(lo).value, b = cx(hi).value, st = cx(step).value;
+    __int128 span = st > 0 ? __int128(b) - a : __int128(a) - b, sa = st > 0 ? __int128(st) : -__int128(st);
+    __int128 trip = st == 0 || span <= 0 ? 0 : (span + sa - 1) / sa;
+    if (trip == 0 || (trip <= unroll && !(s.unroll && unroll == 1))) return kNoExpr;  // fully unrolled: no control
+  }
+  auto it = loop_regs_.find(&s);
+  if (it == loop_regs_.end()) return kNoExpr;  // not reached by collect_regs (cannot happen)
+  uint16_t ctr = it->second, pred = uint16_t(ctr + 1);
+  LoopCtl lc;
+  lc.unroll = uint32_t(unroll);
+  std::string u = " (loop control of `" + s.name + "`, unroll " + std::to_string(unroll) + ")";
+  SourceLoc where_{k_.file, s.loc.line, s.loc.col};
+  auto add = [&](OpClass op, Form form, int n_dst, uint16_t dst, uint16_t src, const std::string& text) {
+    CInst ci;
+    ci.form = form, ci.op = op, ci.dtype = DType::kI32;
+    if (n_dst) ci.dst[ci.n_dst++].base = dst;
+    ci.src[ci.n_src++].base = src;
+    P.insts.push_back(ci);
+    P.infos.push_back(StaticInstInfo{op, text + u, where_});
+    P.loop_of_inst.push_back(kNoExpr);  // set to the loop once its kLoopInit exists
+    return uint32_t(P.insts.size() - 1);
+  };
+  std::string c = "%" + s.name + ".ctr", p = "%" + s.name + ".p";
+  lc.iadd = add(OpClass::kInt, Form::kIntAlu, 1, ctr, ctr, c + " = iadd " + c + ", " + std::to_string(unroll));
+  lc.setp = add(OpClass::kInt, Form::kIntAlu, 1, pred, ctr, p + " = setp.lt " + c + ", hi");
+  lc.bra = add(OpClass::kBranch, Form::kAlu, 0, kNoReg, pred, "@" + p + " bra");
+  P.loop_ctl.push_back(lc);
+  return uint32_t(P.loop_ctl.size() - 1);
 }
 
 void Compiler::if_stmt(const Stmt& s) {

@@ -39,6 +39,7 @@ enum class OpClass : uint8_t {
   kMbarInit,     // mbarrier.init [addr2[0]], imm = expected arrivals
   kMbarArrive,   // mbarrier.arrive [addr2[0]]
   kMbarWait,     // mbarrier.try_wait.parity [addr2[0]], imm = phase parity
+  kBranch,       // loop-control branch (BRA): an issue slot, reads the loop predicate (docs/ir.md "Loop control")
   kExit,         // the warp has finished (never returned by next(); listed for stats)
   kCount
 };

@@ -1,5 +1,8 @@
 // WarpExecutor: walks the compiled code of one warp, producing DynInst records on demand.
+#include <algorithm>
 #include <bit>
+#include <initializer_list>
+#include <vector>
 
 #include "kernels_ir/exec/eval.hpp"
 #include "kernels_ir/exec/program_impl.hpp"
@@ -14,6 +17,15 @@ struct WarpExecutor::State {
   Evaluator ev;
   SimtStack stack;
   int64_t tmp[kWarpSize] = {}, tmp2[kWarpSize] = {};
+  struct LoopRun {
+    int64_t trip = 0, iter = 0;  // the warp's trip count (max over its lanes) and iterations started
+  };
+  std::vector<LoopRun> runs;  // per Program::Impl::loop_ctl
+  // loop-control instructions to hand out before the next op
+  uint32_t pend[2] = {}, npend = 0, pend_at = 0, pend_mask = 0;
+
+  void loop_start(const Op& init, uint32_t mask);
+  void pending(std::initializer_list<uint32_t> ids, uint32_t mask);
 
   void write(uint32_t slot, const Val& v, uint32_t mask);
   void write_lanes(uint32_t slot, const int64_t* v, uint32_t mask) { write(slot, Val{0, 0, v, kV}, mask); }
@@ -119,6 +131,32 @@ void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, Dyn
   values(ci, act, out);
 }
 
+// Trip count of a loop that starts now: max over the lanes in `mask` of ceil((hi - lo) / step), >= 0.
+void WarpExecutor::State::loop_start(const Op& init, uint32_t mask) {
+  const Op& test = P->code[&init - P->code.data() + 1];
+  int64_t step = ev.eval_u(test.d);
+  auto trip = [step](int64_t lo, int64_t hi) -> int64_t {
+    __int128 span = step > 0 ? __int128(hi) - lo : __int128(lo) - hi, st = step > 0 ? __int128(step) : -__int128(step);
+    return step == 0 || span <= 0 ? 0 : int64_t((span + st - 1) / st);
+  };
+  int64_t t = 0;
+  const Slot& s = ev.slots[init.a];
+  if (P->slots[init.a].uniform) {
+    t = trip(s.a, ev.eval_u(test.b));
+  } else {
+    int64_t row[kWarpSize];
+    const int64_t* vp = lane_values(Val{s.a, s.s, s.v, s.k}, row);
+    const int64_t* hp = lane_values(ev.eval(test.b), tmp);
+    for (uint32_t m = mask; m; m &= m - 1) t = std::max(t, trip(vp[std::countr_zero(m)], hp[std::countr_zero(m)]));
+  }
+  runs[init.loop] = LoopRun{t, 0};
+}
+
+void WarpExecutor::State::pending(std::initializer_list<uint32_t> ids, uint32_t mask) {
+  npend = 0, pend_at = 0, pend_mask = mask;
+  for (uint32_t id : ids) pend[npend++] = id;
+}
+
 uint32_t WarpExecutor::State::loop_test(const Op& op, uint32_t mask) {
   int64_t step = ev.eval_u(op.d);
   if (P->slots[op.a].uniform) {
@@ -153,6 +191,7 @@ bool WarpExecutor::State::step(SimtEntry& t) {
     case OpK::kJump: t.pc = op.a; return true;
     case OpK::kLoopInit:
       write(op.a, ev.eval(op.b), t.mask);
+      if (op.loop != kNoExpr) loop_start(op, t.mask);
       if (op.divergent) { stack.enter_loop(t.pc + 1, op.c); return false; }
       ++t.pc;
       return true;
@@ -160,9 +199,23 @@ bool WarpExecutor::State::step(SimtEntry& t) {
       uint32_t cont = loop_test(op, t.mask);
       if (!cont) t.pc = op.c;
       else t.mask = cont, ++t.pc;
+      if (cont && op.loop != kNoExpr) {  // a group starts: counter update and exit test (hoisted, as ptxas does)
+        const LoopCtl& lc = P->loop_ctl[op.loop];
+        const LoopRun& r = runs[op.loop];
+        if (r.iter % lc.unroll == 0 || r.iter >= r.trip) pending({lc.iadd, lc.setp}, cont);
+      }
       return true;
     }
-    case OpK::kLoopInc: loop_inc(op, t.mask); t.pc = op.c; return true;
+    case OpK::kLoopInc:
+      if (op.loop != kNoExpr) {  // a group ends: the backward branch
+        const LoopCtl& lc = P->loop_ctl[op.loop];
+        LoopRun& r = runs[op.loop];
+        if (r.iter % lc.unroll == lc.unroll - 1 || r.iter >= r.trip - 1) pending({lc.bra}, t.mask);
+        ++r.iter;
+      }
+      loop_inc(op, t.mask);
+      t.pc = op.c;
+      return true;
     case OpK::kIf: {
       uint32_t taken = ev.mask_of(op.a, t.mask);
       if (taken == t.mask) ++t.pc;
@@ -194,6 +247,7 @@ WarpExecutor::WarpExecutor(const Program& program, Dim3 ctaid, uint32_t warp_in_
   }
   uint32_t cta[3] = {ctaid.x, ctaid.y, ctaid.z};
   s_->ev.init(&P, cta, warp_in_cta, tv);
+  s_->runs.resize(P.loop_ctl.size());
   s_->stack.reset(s_->live, 0, 2 * P.max_nest + 4);
   if (!s_->live) s_->stack.pop();
 }
@@ -206,6 +260,11 @@ bool WarpExecutor::next(DynInst& out) {
   State& s = *s_;
   const Program::Impl& P = *s.P;
   while (!s.stack.empty()) {
+    if (s.pend_at < s.npend) {
+      uint32_t id = s.pend[s.pend_at++];
+      s.emit(P.insts[id], id, s.pend_mask, out);
+      return true;
+    }
     SimtEntry& t = s.stack.top();
     if (t.mask == 0 || t.pc == t.rpc) {
       s.stack.pop();

@@ -48,6 +48,16 @@ struct Op {
   // kInst: a = static id.  kLet: a = slot, b = expr.  kLoopInit: a = slot, b = lo, c = exit pc.
   // kLoopTest: a = slot, b = hi, c = exit pc, d = step.  kLoopInc: a = slot, b = step, c = test pc.
   // kIf: a = cond, b = else pc, c = end pc, d = has else.  kJump: a = target.
+  uint32_t loop = kNoExpr;  // kLoopInit/Test/Inc: index into Program::Impl::loop_ctl, or none (fully unrolled)
+};
+
+// The loop-control instructions of one loop that is not fully unrolled (docs/ir.md "Loop control"):
+// per group of `unroll` iterations an iadd (counter) and a setp (predicate) when the group starts and
+// a bra when it ends; the remainder iterations (trip % unroll) form one last, shorter group.
+inline constexpr int64_t kDefaultUnroll = 4;  // nvcc's default for a loop with a runtime trip count
+struct LoopCtl {
+  uint32_t unroll = 1;
+  uint32_t iadd = 0, setp = 0, bra = 0;  // static instruction ids
 };
 
 struct RegRef {
@@ -113,6 +123,7 @@ struct Program::Impl {
   uint32_t num_regs = 0;
   uint32_t max_depth = 1;       // deepest expression stack
   uint32_t max_nest = 1;        // deepest if/loop nesting (SIMT stack capacity)
+  std::vector<LoopCtl> loop_ctl;       // loops with loop control (Op::loop indexes it)
   std::vector<uint32_t> loop_of_inst;  // innermost loop (code index of its kLoopInit) per static inst, or kNoExpr
 };
 

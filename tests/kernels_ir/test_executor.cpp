@@ -21,9 +21,14 @@ kernel divergence(ways = 4, work = 10) {
   auto p = Program::build(*k, {});
   WarpExecutor w(*p, Dim3{0, 0, 0}, 1);
   DynInst d;
-  int n = 0;
+  int n = 0, control = 0;
   uint32_t seen = 0;
   while (w.next(d)) {
+    if (p->instruction(d.static_id).text.find("loop control") != std::string::npos) {
+      ++control;  // per path: work = 10 in groups of 4 (the default unroll): 2 groups + a remainder group of 2
+      EXPECT_EQ(std::popcount(d.active), 8);
+      continue;
+    }
     ++n;
     if (d.op == OpClass::kFp32) {
       EXPECT_EQ(std::popcount(d.active), 8);
@@ -36,4 +41,5 @@ kernel divergence(ways = 4, work = 10) {
     }
   }
   EXPECT_EQ(n, 41);
+  EXPECT_EQ(control, 4 * (2 + 1) * 3);  // `loop b in 0 .. 4` is fully unrolled: no control of its own
 }
