@@ -15,36 +15,59 @@
 
 namespace gtsim::analytic {
 
-const std::vector<GemmTile>& gemm_tile_menu() {
+const std::vector<GemmTile>& gemm_tile_menu(const std::string& dtype) {
   // Register counts follow the CUTLASS kernels of the same tile (8 warps, 3 stages): a 256x128
   // tile needs ~232 registers per thread, so one CTA per SM, as NVIDIA's guide says for the A100.
   static const std::vector<GemmTile> menu = {
       {256, 128, 32, 4, 2, 3, 232}, {128, 256, 32, 2, 4, 3, 232}, {128, 128, 32, 2, 4, 3, 128},
       {128, 64, 32, 4, 2, 3, 96},   {64, 128, 32, 2, 4, 3, 96},   {64, 64, 32, 2, 4, 3, 64},
   };
-  return menu;
+  // CUDA-core SGEMM tiles (gemm_fp32.kir, BK = 8, 256 threads of tm x tn). 128x128 (8 x 8 per
+  // thread): 121 registers, ptxas's count for the twin (validation/cuda/gemm_fp32.cu, VEC 4), two
+  // CTAs per SM; the smaller tiles are estimates by the same make-up (accumulators, operand
+  // fragments, ~40 for addressing), more CTAs per SM.
+  static const std::vector<GemmTile> fp32_menu = {
+      {128, 128, 8, 0, 0, 1, 121, 8, 8},
+      {128, 64, 8, 0, 0, 1, 88, 8, 4},
+      {64, 128, 8, 0, 0, 1, 88, 4, 8},
+      {64, 64, 8, 0, 0, 1, 64, 4, 4},
+  };
+  check_gemm_dtype(dtype);
+  return dtype == "f32" ? fp32_menu : menu;
 }
 
-GemmTile parse_tile(const std::string& s) {
-  for (const auto& t : gemm_tile_menu())
+void check_gemm_dtype(const std::string& dtype) {
+  if (dtype != "bf16" && dtype != "f32")
+    throw InputError(
+        SourcePos{"--dtype", 0, 0},
+        "gtsim waves simulates bf16 (tensor-core mma.sync) and f32 (CUDA-core FFMA) GEMMs, got '" + dtype + "'");
+}
+
+GemmTile parse_tile(const std::string& s, const std::string& dtype) {
+  for (const auto& t : gemm_tile_menu(dtype))
     if (t.str() == s) return t;
   std::string list;
-  for (const auto& t : gemm_tile_menu()) list += (list.empty() ? "" : ", ") + t.str();
-  throw InputError(SourcePos{"--tile", 0, 0}, "unknown tile '" + s + "', expected auto or one of " + list);
+  for (const auto& t : gemm_tile_menu(dtype)) list += (list.empty() ? "" : ", ") + t.str();
+  throw InputError(SourcePos{"--tile", 0, 0},
+                   "unknown " + dtype + " tile '" + s + "', expected auto or one of " + list);
 }
 
 GemmSchedule parse_schedule(const std::string& s) {
   if (s == "data-parallel") return GemmSchedule::kDataParallel;
   if (s == "persistent") return GemmSchedule::kPersistent;
   if (s == "split-k") return GemmSchedule::kSplitK;
-  throw InputError(SourcePos{"--schedule", 0, 0}, "unknown schedule '" + s + "', expected data-parallel, persistent or split-k");
+  throw InputError(SourcePos{"--schedule", 0, 0},
+                   "unknown schedule '" + s + "', expected data-parallel, persistent or split-k");
 }
 
 std::string schedule_name(GemmSchedule s) {
   switch (s) {
-    case GemmSchedule::kDataParallel: return "data-parallel";
-    case GemmSchedule::kPersistent: return "persistent";
-    case GemmSchedule::kSplitK: return "split-k";
+    case GemmSchedule::kDataParallel:
+      return "data-parallel";
+    case GemmSchedule::kPersistent:
+      return "persistent";
+    case GemmSchedule::kSplitK:
+      return "split-k";
   }
   return "?";
 }
@@ -57,12 +80,25 @@ int vector_elems(int64_t ld) {
 
 namespace {
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-uint32_t smem_bytes(const GemmTile& t) { return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2); }
+uint32_t smem_bytes(const GemmTile& t) {
+  if (t.tm > 0) return uint32_t((t.bm * t.bk + t.bk * t.bn) * 4);  // gemm_fp32.kir
+  return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2);
+}
+const ir::Kernel& library_kernel(int which) {
+  static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32"};
+  static std::once_flag once[3];
+  static std::unique_ptr<ir::Kernel> k[3];
+  std::call_once(once[which], [which] {
+    k[which] = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/" + files[which] + ".kir");
+  });
+  return *k[which];
+}
 }  // namespace
 
 nlohmann::json GemmPlan::to_json() const {
   nlohmann::json j;
   j["gemm"] = {{"M", M}, {"N", N}, {"K", K}};
+  j["dtype"] = dtype;
   j["tile"] = tile.str();
   j["schedule"] = schedule_name(schedule);
   j["tiles"] = tiles;
@@ -74,25 +110,39 @@ nlohmann::json GemmPlan::to_json() const {
   j["waves"] = waves;
   j["last_wave_fill"] = last_wave_fill;
   j["grid"] = grid;
-  if (schedule != GemmSchedule::kDataParallel) {
+  if (schedule == GemmSchedule::kPersistent) {
     j["tiles_per_cta_max"] = tiles_per_cta_max;
     j["tiles_per_cta_min"] = tiles_per_cta_min;
   }
+  if (schedule == GemmSchedule::kSplitK) j["ksplit"] = ksplit;
   j["tile_efficiency"] = tile_efficiency;
   j["vector_bytes"] = vector_bytes;
   j["aligned"] = aligned();
   return j;
 }
 
-GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule sched) {
+GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule sched,
+                   int64_t split, const std::string& dtype) {
   if (M < 1 || N < 1 || K < 1) throw InputError(SourcePos{"--gemm", 0, 0}, "GEMM dimensions must be >= 1");
+  check_gemm_dtype(dtype);
+  const bool fp32 = dtype == "f32";
+  if (fp32 != (tile.tm > 0))
+    throw InputError(SourcePos{"--tile", 0, 0}, "tile " + tile.str() + " is not a " + dtype + " tile");
+  if (fp32 && sched != GemmSchedule::kDataParallel)
+    throw InputError(SourcePos{"--schedule", 0, 0},
+                     "the f32 GEMM (gemm_fp32.kir) runs data-parallel only, got " + schedule_name(sched));
+  if (split < 0 || (split > 0 && sched != GemmSchedule::kSplitK))
+    throw InputError(SourcePos{"--split", 0, 0}, "--split N (N >= 1) goes with --schedule split-k");
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
   GemmPlan p;
-  p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched;
+  p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched, p.dtype = dtype;
   p.tiles_m = cdiv(M, tile.bm), p.tiles_n = cdiv(N, tile.bn), p.tiles = p.tiles_m * p.tiles_n;
-  auto occ = gpu::compute_occupancy(specs.sm, specs.l1_unified_kb, gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile)},
-                                    "gemm_persistent");
+  auto occ = gpu::compute_occupancy(specs.sm, specs.l1_unified_kb,
+                                    gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile)},
+                                    fp32                             ? "gemm_fp32"
+                                    : sched == GemmSchedule::kSplitK ? "gemm_splitk"
+                                                                     : "gemm_persistent");
   p.sms = specs.sm.count;
   p.ctas_per_sm = occ.ctas_per_sm;
   p.occupancy_limiter = occ.limiter;
@@ -101,13 +151,24 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   int64_t last = p.tiles - (p.waves - 1) * p.wave_size;
   p.last_wave_fill = double(last) / double(p.wave_size);
   p.tile_efficiency = double(M) * double(N) / (double(p.tiles_m * tile.bm) * double(p.tiles_n * tile.bn));
-  p.vec_a = vector_elems(K), p.vec_b = vector_elems(N);
-  p.vector_bytes = std::min(p.vec_a, p.vec_b) * 2;
+  if (fp32) {  // gemm_fp32.kir: v4 when K and N are multiples of 4, else scalar
+    p.vec_a = p.vec_b = K % 4 == 0 && N % 4 == 0 ? 4 : 1;
+    p.vector_bytes = p.vec_a * 4;
+  } else {
+    p.vec_a = vector_elems(K), p.vec_b = vector_elems(N);
+    p.vector_bytes = std::min(p.vec_a, p.vec_b) * 2;
+  }
   int64_t items = p.tiles;
   if (sched == GemmSchedule::kSplitK) {
-    // Enough K slices to fill one wave, at least 4 BK steps per slice.
-    int64_t ks = std::clamp<int64_t>(p.wave_size / std::max<int64_t>(p.tiles, 1), 1, std::max<int64_t>(cdiv(K, tile.bk) / 4, 1));
+    // Enough K slices to fill one wave, at least 4 BK steps per slice (or --split N, at most one
+    // slice per BK step). A slice count that does not divide the BK steps leaves the last slice short.
+    const int64_t ksteps = cdiv(K, tile.bk);
+    int64_t ks = split > 0 ? std::min(split, ksteps)
+                           : std::clamp<int64_t>(p.wave_size / std::max<int64_t>(p.tiles, 1), 1,
+                                                 std::max<int64_t>(ksteps / 4, 1));
+    ks = cdiv(ksteps, cdiv(ksteps, ks));  // no empty slice: every slice has cdiv(ksteps, ks) steps but the last
     items *= ks;
+    p.ksplit = ks;
     p.tiles_per_cta_max = ks;  // reported as K slices per tile
   }
   if (sched == GemmSchedule::kDataParallel || sched == GemmSchedule::kSplitK) {
@@ -123,43 +184,97 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   return p;
 }
 
-const ir::Kernel& gemm_kernel() {
-  static std::once_flag once;
-  static std::unique_ptr<ir::Kernel> k;
-  std::call_once(once, [] { k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/gemm_persistent.kir"); });
-  return *k;
+const ir::Kernel& gemm_kernel() { return library_kernel(0); }
+
+const ir::Kernel& gemm_kernel(const GemmPlan& p) {
+  if (p.dtype == "f32") return library_kernel(2);
+  return library_kernel(p.schedule == GemmSchedule::kSplitK ? 1 : 0);
 }
 
 ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
   const auto& t = p.tile;
-  int64_t ks = p.schedule == GemmSchedule::kSplitK ? p.tiles_per_cta_max : 1;
+  if (p.dtype == "f32")
+    return {{"M", p.M},   {"N", p.N},   {"K", p.K},       {"BM", t.bm},        {"BN", t.bn},         {"BK", t.bk},
+            {"TM", t.tm}, {"TN", t.tn}, {"REGS", t.regs}, {"TILE_BASE", base}, {"TILE_COUNT", count}};
+  if (p.schedule == GemmSchedule::kSplitK)
+    return {{"M", p.M},
+            {"N", p.N},
+            {"K", p.K},
+            {"BM", t.bm},
+            {"BN", t.bn},
+            {"BK", t.bk},
+            {"WARPS_M", t.warps_m},
+            {"WARPS_N", t.warps_n},
+            {"STAGES", t.stages},
+            {"REGS", t.regs},
+            {"VEC_A", p.vec_a},
+            {"VEC_B", p.vec_b},
+            {"KSPLIT", p.ksplit},
+            {"PHASE", 0},
+            {"TILE_BASE", base},
+            {"TILE_COUNT", count}};
   int64_t grid = p.schedule == GemmSchedule::kPersistent ? std::min(count, p.grid) : count;
-  return {{"M", p.M},           {"N", p.N},           {"K", p.K},          {"BM", t.bm},         {"BN", t.bn},
-          {"BK", t.bk},         {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n}, {"STAGES", t.stages}, {"REGS", t.regs},
-          {"VEC_A", p.vec_a},   {"VEC_B", p.vec_b},   {"GRID", grid},      {"KSPLIT", ks},       {"TILE_BASE", base},
+  return {{"M", p.M},
+          {"N", p.N},
+          {"K", p.K},
+          {"BM", t.bm},
+          {"BN", t.bn},
+          {"BK", t.bk},
+          {"WARPS_M", t.warps_m},
+          {"WARPS_N", t.warps_n},
+          {"STAGES", t.stages},
+          {"REGS", t.regs},
+          {"VEC_A", p.vec_a},
+          {"VEC_B", p.vec_b},
+          {"GRID", grid},
+          {"KSPLIT", 1},
+          {"TILE_BASE", base},
           {"TILE_COUNT", count}};
 }
 
+ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
+  ir::ParamValues v = gemm_params(p, 0, 1);
+  v["PHASE"] = 1;
+  return v;
+}
+
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
-  const int64_t items = p.schedule == GemmSchedule::kSplitK ? p.tiles * p.tiles_per_cta_max : p.tiles;
+  const bool splitk = p.schedule == GemmSchedule::kSplitK;
+  const int64_t items = splitk ? p.tiles * p.ksplit : p.tiles;
   const int64_t round = p.schedule == GemmSchedule::kPersistent ? p.grid : p.wave_size;  // items per wave
   const int64_t rounds = (items + round - 1) / round;
+  const ir::Kernel& kernel = gemm_kernel(p);
   GemmTiming r;
   auto l2rd = [](const gpu::KernelResult& k) {
     auto it = k.metrics.find("lts__t_sectors_srcunit_tex_op_read.sum");
     return it == k.metrics.end() ? uint64_t(0) : it->get<uint64_t>() * 32;
   };
-  auto run = [&](int64_t base, int64_t count) {
-    gpu::GpuModel m(hw);
-    auto prog = ir::Program::build(gemm_kernel(), gemm_params(p, base, count));
+  auto run_on = [&](gpu::GpuModel& m, int64_t base, int64_t count) {
+    auto prog = ir::Program::build(kernel, gemm_params(p, base, count));
     return m.run(*prog);
   };
+  auto run = [&](int64_t base, int64_t count) {
+    gpu::GpuModel m(hw);
+    return run_on(m, base, count);
+  };
+  // Split-k's reduction launch: on the machine of the partial GEMMs when they ran in full (the
+  // workspace is in its L2, as on hardware), else on a fresh one.
+  auto reduce = [&](gpu::GpuModel& m) {
+    if (!splitk || p.ksplit == 1) return;
+    auto k = m.run(*ir::Program::build(kernel, gemm_reduce_params(p)));
+    r.reduce_us = k.time_us;
+    r.time_us += k.time_us;
+    r.dram_bytes += k.dram_read_bytes + k.dram_write_bytes;
+    r.l2_read_bytes += l2rd(k);
+  };
   if (exact || rounds <= 2) {
-    auto k = run(0, items);
+    gpu::GpuModel m(hw);
+    auto k = run_on(m, 0, items);
     r.time_us = k.time_us;
     r.dram_bytes = k.dram_read_bytes + k.dram_write_bytes;
     r.l2_read_bytes = l2rd(k);
     r.simulated_tiles = items;
+    reduce(m);
   } else {
     // One full wave (steady state, all SMs busy) and the tail wave in detail; the full waves
     // between them take the full wave's span each. The launch overhead is counted once.
@@ -173,6 +288,8 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
     r.l2_read_bytes = uint64_t(double(rounds - 1) * double(l2rd(full))) + l2rd(tail);
     r.sampled = true;
     r.simulated_tiles = round + (items - tail_base);
+    gpu::GpuModel m(hw);
+    reduce(m);
   }
   r.tflops = 2.0 * double(p.M) * double(p.N) * double(p.K) / (r.time_us * 1e-6) / 1e12;
   return r;

@@ -3,27 +3,32 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/exec/program.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::analytic {
 
-// A CTA tile of kernels_ir/lib/gemm_persistent.kir (8 warps of 32 threads).
+// A CTA tile (256 threads). bf16: kernels_ir/lib/gemm_persistent.kir / gemm_splitk.kir, 8 warps as
+// warps_m x warps_n. f32 (tm > 0): kernels_ir/lib/gemm_fp32.kir, each thread a tm x tn block of C.
 struct GemmTile {
   int bm = 256, bn = 128, bk = 32;
   int warps_m = 4, warps_n = 2;
   int stages = 3;
-  int regs = 232;  // registers per thread, as the matching CUTLASS/cuBLAS kernel (ptxas)
+  int regs = 232;      // registers per thread, as the matching CUTLASS/cuBLAS kernel (ptxas)
+  int tm = 0, tn = 0;  // f32 CUDA-core tiles: rows and columns of C per thread (0: a tensor-core tile)
   std::string str() const { return std::to_string(bm) + "x" + std::to_string(bn); }
 };
-// The tiles `--tile auto` tries; parse_tile("256x128") picks one of them by shape.
-const std::vector<GemmTile>& gemm_tile_menu();
-GemmTile parse_tile(const std::string& s);  // InputError when no menu tile has that shape
+// The tiles `--tile auto` tries for a dtype ("bf16": tensor-core mma.sync, "f32": CUDA-core FFMA);
+// parse_tile("256x128", dtype) picks one of them by shape.
+const std::vector<GemmTile>& gemm_tile_menu(const std::string& dtype = "bf16");
+GemmTile parse_tile(const std::string& s,
+                    const std::string& dtype = "bf16");  // InputError when no menu tile has that shape
+// InputError unless dtype is one `gtsim waves` simulates (bf16, f32).
+void check_gemm_dtype(const std::string& dtype);
 
 enum class GemmSchedule { kDataParallel, kPersistent, kSplitK };
 GemmSchedule parse_schedule(const std::string& s);
@@ -31,42 +36,53 @@ std::string schedule_name(GemmSchedule s);
 
 struct GemmPlan {
   int64_t M = 0, N = 0, K = 0;
+  std::string dtype = "bf16";  // bf16 (tensor cores) or f32 (CUDA cores, gemm_fp32.kir)
   GemmTile tile;
   GemmSchedule schedule = GemmSchedule::kDataParallel;
   int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
   uint32_t sms = 0, ctas_per_sm = 0;
   std::string occupancy_limiter;
-  int64_t wave_size = 0;     // SMs x CTAs per SM
-  int64_t waves = 0;         // ceil(tiles / wave_size)
-  double last_wave_fill = 0; // tiles in the last wave / wave_size
-  int64_t grid = 0;          // CTAs launched
-  int64_t tiles_per_cta_max = 0, tiles_per_cta_min = 0;  // persistent: the quantization
-  double tile_efficiency = 0;  // useful M*N / tiled M*N
-  int vec_a = 8, vec_b = 8;    // elements per global load of A rows (K) and B rows (N)
-  int vector_bytes = 16;       // the narrower of the two, in bytes (bf16)
+  int64_t wave_size = 0;                                 // SMs x CTAs per SM
+  int64_t waves = 0;                                     // ceil(tiles / wave_size)
+  double last_wave_fill = 0;                             // tiles in the last wave / wave_size
+  int64_t grid = 0;                                      // CTAs launched
+  int64_t tiles_per_cta_max = 0, tiles_per_cta_min = 0;  // persistent: the quantization; split-k: ksplit
+  int64_t ksplit = 1;                                    // split-k: K slices per output tile (gemm_splitk.kir)
+  double tile_efficiency = 0;                            // useful M*N / tiled M*N
+  int vec_a = 8, vec_b = 8;                              // elements per global load of A rows (K) and B rows (N)
+  int vector_bytes = 16;                                 // the narrower of the two, in bytes
   bool aligned() const { return vector_bytes >= 16; }
   nlohmann::json to_json() const;
 };
 
 // Tiles, occupancy (from the config's SM limits and the kernel's regs/smem), waves, alignment.
-GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile,
-                   GemmSchedule schedule);
+// split (split-k only): K slices per tile; 0 lets the planner choose (enough slices to fill one
+// wave, at least 4 BK steps per slice). dtype "f32" plans gemm_fp32.kir (data-parallel only).
+GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule schedule,
+                   int64_t split = 0, const std::string& dtype = "bf16");
 
-// Parameters of gemm_persistent.kir for a launch covering tiles [base, base + count).
+// Parameters of the plan's kernel for a launch covering work items [base, base + count) (tiles, or
+// for split-k (tile, K slice) pairs: phase 0 of gemm_splitk.kir).
 ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count);
-// The parsed library kernel (cached per process).
+// Split-k with ksplit > 1: the reduction launch (phase 1 of gemm_splitk.kir).
+ir::ParamValues gemm_reduce_params(const GemmPlan& p);
+// The parsed library kernels (cached per process): gemm_persistent.kir, and the plan's kernel
+// (gemm_persistent.kir, gemm_splitk.kir for split-k, gemm_fp32.kir for f32).
 const ir::Kernel& gemm_kernel();
+const ir::Kernel& gemm_kernel(const GemmPlan& p);
 
 struct GemmTiming {
-  double time_us = 0;          // launch overhead + simulated span (extrapolated when sampled)
+  double time_us = 0;  // launch overhead + simulated span (extrapolated when sampled)
   bool sampled = false;
   int64_t simulated_tiles = 0;
   uint64_t dram_bytes = 0;     // extrapolated like the time
   uint64_t l2_read_bytes = 0;  // sectors the SMs read from the L2 (operand traffic, P8), extrapolated
   double tflops = 0;
+  double reduce_us = 0;  // split-k: the reduction launch (included in time_us)
 };
 // Runs the GEMM on a fresh GpuModel. Sampling (unless exact): when there are more than two
 // waves, one full wave and the tail wave are simulated in detail and the full waves scaled.
+// Split-k: the partial GEMMs, then the reduction launch (on the same machine when not sampled).
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact = false);
 
 // Largest of 8, 4, 2, 1 elements (bf16: 16, 8, 4, 2 bytes) that divides the leading dimension.

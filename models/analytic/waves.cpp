@@ -10,7 +10,8 @@ void parse_gemm_shape(const std::string& s, WavesRequest& r) {
   long long m = 0, n = 0, k = 0;
   char tail = 0;
   if (std::sscanf(s.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 1)
-    throw InputError(SourcePos{"--gemm", 0, 0}, "expected MxNxK with positive integers (e.g. 1792x1792x1792), got '" + s + "'");
+    throw InputError(SourcePos{"--gemm", 0, 0},
+                     "expected MxNxK with positive integers (e.g. 1792x1792x1792), got '" + s + "'");
   r.M = m, r.N = n, r.K = k;
 }
 
@@ -27,7 +28,8 @@ struct Candidate {
 // smallest growth of N (then M) that fills the last wave.
 std::vector<Candidate> candidates(const GemmPlan& p) {
   std::vector<Candidate> c;
-  if (!p.aligned()) c.push_back({round_up(p.M, 8), round_up(p.N, 8), round_up(p.K, 8), "pad to multiples of 8: 16-byte vector loads"});
+  if (!p.aligned())
+    c.push_back({round_up(p.M, 8), round_up(p.N, 8), round_up(p.K, 8), "pad to multiples of 8: 16-byte vector loads"});
   if (p.tile_efficiency < 1.0)
     c.push_back({round_up(p.M, p.tile.bm), round_up(p.N, p.tile.bn), round_up(p.K, 8), "pad M, N to whole tiles"});
   if (p.schedule == GemmSchedule::kDataParallel && p.last_wave_fill < 1.0) {
@@ -35,13 +37,19 @@ std::vector<Candidate> candidates(const GemmPlan& p) {
     // or grow N until the last wave is full.
     for (int64_t n = round_up(p.N, 8); n <= p.N + 8 * p.tile.bn; n += 8) {
       int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
-      if (tiles % p.wave_size == 0) { c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "grow N to fill the last wave"}); break; }
+      if (tiles % p.wave_size == 0) {
+        c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "grow N to fill the last wave"});
+        break;
+      }
     }
     int64_t full_waves = p.tiles / p.wave_size;
     if (full_waves >= 1)
       for (int64_t n = p.N / 8 * 8; n >= 8; n -= 8) {
         int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
-        if (tiles <= full_waves * p.wave_size) { c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "trim N to drop the partial wave"}); break; }
+        if (tiles <= full_waves * p.wave_size) {
+          c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "trim N to drop the partial wave"});
+          break;
+        }
       }
   }
   std::vector<Candidate> out;
@@ -54,17 +62,19 @@ std::vector<Candidate> candidates(const GemmPlan& p) {
 }  // namespace
 
 WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
-  if (req.dtype != "bf16")
-    throw InputError(SourcePos{"--dtype", 0, 0}, "gtsim waves simulates bf16 tensor-core GEMMs, got '" + req.dtype + "'");
+  check_gemm_dtype(req.dtype);
   GemmSchedule sched = parse_schedule(req.schedule);
   std::vector<GemmTile> tiles;
-  if (req.tile == "auto") tiles = gemm_tile_menu();
-  else tiles = {parse_tile(req.tile)};
+  const std::string tile = !req.tile.empty() ? req.tile : req.dtype == "f32" ? "128x128" : "256x128";
+  if (tile == "auto")
+    tiles = gemm_tile_menu(req.dtype);
+  else
+    tiles = {parse_tile(tile, req.dtype)};
   GemmPlan best;
   GemmTiming best_t;
   nlohmann::json tried = nlohmann::json::array();
   for (const auto& t : tiles) {
-    GemmPlan p = plan_gemm(hw, req.M, req.N, req.K, t, sched);
+    GemmPlan p = plan_gemm(hw, req.M, req.N, req.K, t, sched, req.split, req.dtype);
     GemmTiming tm;
     if (req.simulate) tm = simulate_gemm(hw, p, req.exact);
     tried.push_back({{"tile", t.str()}, {"time_us", tm.time_us}, {"waves", p.waves}});
@@ -80,17 +90,22 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
     r.json["simulated_tiles"] = best_t.simulated_tiles;
     r.json["dram_bytes"] = best_t.dram_bytes;
     r.json["l2_read_bytes"] = best_t.l2_read_bytes;
+    if (sched == GemmSchedule::kSplitK) r.json["reduce_time_us"] = best_t.reduce_us;
   } else {
     r.json["time_us"] = nullptr;
   }
-  if (req.tile == "auto") r.json["autotune"] = tried;
+  if (tile == "auto") r.json["autotune"] = tried;
   nlohmann::json sugg = nlohmann::json::array();
   if (req.suggestions) {
     for (const auto& c : candidates(best)) {
-      GemmPlan q = plan_gemm(hw, c.M, c.N, c.K, best.tile, sched);
+      GemmPlan q = plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype);
       nlohmann::json s = {{"gemm", std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K)},
-                          {"why", c.why}, {"tiles", q.tiles}, {"waves", q.waves}, {"last_wave_fill", q.last_wave_fill},
-                          {"tile_efficiency", q.tile_efficiency}, {"vector_bytes", q.vector_bytes}};
+                          {"why", c.why},
+                          {"tiles", q.tiles},
+                          {"waves", q.waves},
+                          {"last_wave_fill", q.last_wave_fill},
+                          {"tile_efficiency", q.tile_efficiency},
+                          {"vector_bytes", q.vector_bytes}};
       if (req.simulate) s["time_us"] = simulate_gemm(hw, q, req.exact).time_us;
       sugg.push_back(s);
     }
@@ -98,8 +113,9 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
   r.json["suggestions"] = sugg;
   std::ostringstream o;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld bf16, tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
-                (long long)req.K, best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
+  std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld %s (%s), tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
+                (long long)req.K, req.dtype.c_str(), req.dtype == "f32" ? "CUDA-core FFMA" : "tensor-core mma.sync",
+                best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
   o << buf;
   std::snprintf(buf, sizeof buf,
                 "  tiles %lld (%lld x %lld)  ctas/SM %u (%s)  wave size %lld  waves %lld  last wave fill %.2f\n",
@@ -111,19 +127,27 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
                   (long long)best.tiles_per_cta_min, (long long)best.tiles_per_cta_max);
     o << buf;
   } else if (sched == GemmSchedule::kSplitK) {
-    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, %lld K slices per tile\n", (long long)best.grid, (long long)best.tiles_per_cta_max);
+    std::snprintf(
+        buf, sizeof buf, "  grid %lld CTAs, %lld K slices per tile%s\n", (long long)best.grid, (long long)best.ksplit,
+        best.ksplit > 1 ? " (fp32 partials in a workspace, then a reduction launch)" : " (no split: data-parallel)");
     o << buf;
   }
-  std::snprintf(buf, sizeof buf, "  tile efficiency %.3f  vector bytes %d (%s)\n", best.tile_efficiency, best.vector_bytes,
-                best.aligned() ? "aligned" : "misaligned");
+  std::snprintf(buf, sizeof buf, "  tile efficiency %.3f  vector bytes %d (%s)\n", best.tile_efficiency,
+                best.vector_bytes, best.aligned() ? "aligned" : "misaligned");
   o << buf;
   if (req.simulate) {
-    std::snprintf(buf, sizeof buf, "  time %.2f us  %.1f TFLOP/s%s\n", best_t.time_us, best_t.tflops, best_t.sampled ? "  (sampled)" : "");
+    std::snprintf(buf, sizeof buf, "  time %.2f us  %.1f TFLOP/s%s\n", best_t.time_us, best_t.tflops,
+                  best_t.sampled ? "  (sampled)" : "");
     o << buf;
+    if (best_t.reduce_us > 0) {
+      std::snprintf(buf, sizeof buf, "  of which the reduction launch %.2f us\n", best_t.reduce_us);
+      o << buf;
+    }
   }
   for (const auto& s : sugg) {
-    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB", s["gemm"].get<std::string>().c_str(),
-                  s["why"].get<std::string>().c_str(), (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(),
+    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB",
+                  s["gemm"].get<std::string>().c_str(), s["why"].get<std::string>().c_str(),
+                  (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(),
                   s["vector_bytes"].get<int>());
     o << buf;
     if (s.contains("time_us")) {

@@ -2,9 +2,8 @@
 // nearby padded shapes that remove a partial wave, a partial tile or a misalignment.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "models/analytic/gemm_plan.hpp"
 #include "sim/config.hpp"
@@ -12,12 +11,13 @@
 namespace gtsim::analytic {
 
 struct WavesRequest {
-  int64_t M = 0, N = 0, K = 0;       // --gemm MxNxK
-  std::string tile = "256x128";      // --tile BMxBN | auto
+  int64_t M = 0, N = 0, K = 0;             // --gemm MxNxK
+  std::string tile;                        // --tile BMxBN | auto; empty: 256x128 (bf16), 128x128 (f32)
   std::string schedule = "data-parallel";  // --schedule data-parallel | persistent | split-k
-  std::string dtype = "bf16";        // --dtype (bf16 only for now)
-  bool simulate = true;              // false: closed forms only (no time_us)
-  bool exact = false;                // --exact: no wave sampling
+  int64_t split = 0;                       // --split N: K slices per tile (split-k); 0 = the planner's choice
+  std::string dtype = "bf16";              // --dtype bf16 (tensor cores) | f32 (CUDA cores, gemm_fp32.kir)
+  bool simulate = true;                    // false: closed forms only (no time_us)
+  bool exact = false;                      // --exact: no wave sampling
   bool suggestions = true;
 };
 // Parses "MxNxK" (InputError otherwise).

@@ -4,6 +4,7 @@
 
 #include "models/analytic/gemm_plan.hpp"
 #include "models/analytic/roofline.hpp"
+#include "models/analytic/workload_run.hpp"
 #include "sim/config.hpp"
 
 using namespace gtsim;
@@ -29,7 +30,7 @@ TEST(WorkloadGemm, H200NSweepDipsWhereTilesPassTheWaveSize_Slow) {
     per_cta.push_back(q.tiles_per_cta_max);
   }
   EXPECT_EQ(waves, (std::vector<int64_t>{1, 1, 2}));
-  EXPECT_EQ(per_cta, (std::vector<int64_t>{1, 1, 2}));  // persistent: tiles per CTA steps instead
+  EXPECT_EQ(per_cta, (std::vector<int64_t>{1, 1, 2}));      // persistent: tiles per CTA steps instead
   EXPECT_GE(tf[1], 0.95 * tf[0]) << tf[0] << " " << tf[1];  // no dip while the wave fills
   EXPECT_LT(tf[2], 0.75 * tf[1]) << tf[1] << " " << tf[2];  // the dip
 }
@@ -72,4 +73,63 @@ TEST(WorkloadGemm, RooflineRidgeFromMicrobenchmarksNearConfigRidge) {
   EXPECT_LT(bf16, 1.02 * cfg);
   double ridge = bf16 / bw;
   EXPECT_GT(ridge, 50.0);  // far right of any elementwise kernel (< 2 flop/B)
+}
+
+// P4: the same GEMM on the CUDA cores (gemm_fp32.kir, FFMA) and on the tensor cores (bf16 mma.sync).
+// The fp32 run cannot beat the config's FFMA peak, and the tensor-core run is several times faster:
+// at least a quarter of the ratio of the two peaks (the bf16 kernel reaches well over a quarter of
+// its roof at one full wave, the fp32 one at most all of its own). M = N = 2048 fills one wave of
+// either kernel; K = 512 (64 k-steps of the SGEMM) keeps the fp32 run, 34M FFMA warp instructions,
+// under a minute (K = 2048 takes ~3 min of one core).
+TEST(WorkloadGemm, Fp32CudaCoreGemmAtMostFfmaPeakAndSeveralTimesSlowerThanBf16Mma_Slow) {
+  auto hw = h200();
+  const int64_t n = 2048, k = 512;
+  auto pf = analytic::plan_gemm(*hw, n, n, k, analytic::parse_tile("128x128", "f32"),
+                                analytic::GemmSchedule::kDataParallel, 0, "f32");
+  EXPECT_EQ(pf.waves, 1);  // 256 tiles, two CTAs per SM (121 registers x 256 threads)
+  auto tf = analytic::simulate_gemm(*hw, pf);
+  auto pb = analytic::plan_gemm(*hw, n, n, k, analytic::parse_tile("256x128"), analytic::GemmSchedule::kDataParallel);
+  auto tb = analytic::simulate_gemm(*hw, pb);
+  const double peak_f32 = analytic::config_peak_flops(*hw, ir::DType::kF32);
+  const double peak_bf16 = analytic::config_peak_flops(*hw, ir::DType::kBf16);
+  const double flops = 2.0 * n * n * k;
+  EXPECT_LE(flops / (tf.time_us * 1e-6), 1.001 * peak_f32) << tf.tflops;
+  EXPECT_GE(flops / (tf.time_us * 1e-6), 0.25 * peak_f32) << tf.tflops;  // a real SGEMM, not a stall
+  EXPECT_GE(tf.time_us / tb.time_us, 0.25 * peak_bf16 / peak_f32) << tf.time_us << " vs " << tb.time_us;
+}
+
+// Split-K where data-parallel leaves the GPU mostly idle: M = N = 512 is 8 tiles of 256x128 on 132
+// SMs; K = 16384 long. Splitting K over the idle SMs wins by more than a third of the idle ratio even
+// after the workspace round trip; and the split beats the best data-parallel tile too.
+TEST(WorkloadGemm, SplitKBeatsDataParallelForFewTilesAndLongK_Slow) {
+  auto hw = h200();
+  auto tile = analytic::parse_tile("256x128");
+  auto dp = analytic::plan_gemm(*hw, 512, 512, 16384, tile, analytic::GemmSchedule::kDataParallel);
+  auto sk = analytic::plan_gemm(*hw, 512, 512, 16384, tile, analytic::GemmSchedule::kSplitK);
+  ASSERT_EQ(dp.tiles, 8);
+  EXPECT_GT(sk.ksplit, 1);
+  EXPECT_LE(sk.grid, sk.wave_size);  // the split fills (at most) one wave
+  double t_dp = analytic::simulate_gemm(*hw, dp).time_us;
+  auto tsk = analytic::simulate_gemm(*hw, sk);
+  EXPECT_GT(tsk.reduce_us, 0.0);
+  const double busy = double(sk.grid) / double(dp.grid);  // SMs the split keeps busy, per data-parallel one
+  EXPECT_LT(tsk.time_us, t_dp / (busy / 3)) << tsk.time_us << " vs " << t_dp << " (ksplit " << sk.ksplit << ")";
+  auto dp64 =
+      analytic::plan_gemm(*hw, 512, 512, 16384, analytic::parse_tile("64x64"), analytic::GemmSchedule::kDataParallel);
+  EXPECT_LT(tsk.time_us, analytic::simulate_gemm(*hw, dp64).time_us);
+}
+
+// ... and where it does not help: a square whose tiles already fill a wave. The planner keeps one
+// slice (the data-parallel kernel, no reduction); forcing two slices costs a second wave of half-K
+// items plus the workspace round trip, and is no faster.
+TEST(WorkloadGemm, SplitKDoesNotHelpALargeSquare_Slow) {
+  auto hw = h200();
+  auto tile = analytic::parse_tile("256x128");
+  auto sk = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kSplitK);
+  EXPECT_EQ(sk.ksplit, 1);
+  auto dp = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kDataParallel);
+  auto sk2 = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kSplitK, 2);
+  EXPECT_EQ(sk2.ksplit, 2);
+  double t_dp = analytic::simulate_gemm(*hw, dp).time_us, t_sk2 = analytic::simulate_gemm(*hw, sk2).time_us;
+  EXPECT_GE(t_sk2, t_dp) << t_sk2 << " vs " << t_dp;
 }
