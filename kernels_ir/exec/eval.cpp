@@ -1,5 +1,6 @@
 #include "kernels_ir/exec/eval.hpp"
 
+#include <bit>
 #include <string>
 
 #include "sim/error.hpp"
@@ -82,6 +83,25 @@ void Evaluator::binary(ExprOp op, Val& x, Val& y, int64_t* rx, int64_t* ry) {
     }
   }
   const int64_t* xp = lane_values(x, rx);
+  if (y.k == kU && y.a > 0 && (y.a & (y.a - 1)) == 0 &&
+      (op == ExprOp::kDiv || op == ExprOp::kMod || op == ExprOp::kCdiv)) {
+    // Index math divides by tile sizes (BK, BN, 256, ...): with no negative lane, a power-of-two
+    // divisor is a shift and a mask, the same values as scalar_op's 64-bit division.
+    int64_t sign = 0;
+    for (int l = 0; l < kWarpSize; ++l) sign |= xp[l];
+    if (sign >= 0) {
+      const int sh = std::countr_zero(uint64_t(y.a));
+      const int64_t mask = y.a - 1;
+      if (op == ExprOp::kDiv)
+        lanes2(rx, xp, xp, [sh](int64_t a, int64_t) { return a >> sh; });
+      else if (op == ExprOp::kMod)
+        lanes2(rx, xp, xp, [mask](int64_t a, int64_t) { return a & mask; });
+      else
+        lanes2(rx, xp, xp, [sh, mask](int64_t a, int64_t) { return (a >> sh) + ((a & mask) != 0); });
+      x.k = kV, x.v = rx;
+      return;
+    }
+  }
   const int64_t* yp = lane_values(y, ry);
   vec_op(op, rx, xp, yp);
   x.k = kV, x.v = rx;

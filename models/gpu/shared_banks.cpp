@@ -18,11 +18,17 @@ SharedCost shared_wavefronts(const ir::DynInst& inst, uint32_t banks, uint32_t b
   int n = 0;
   uint32_t distinct = 0, worst = 0;
   uint32_t bytes = std::max<uint32_t>(inst.access_bytes, 1);
+  // Shifts and masks for the usual power-of-two geometry (32 banks of 4 bytes): two 64-bit
+  // divisions per lane otherwise (this runs for every shared-memory and ldmatrix instruction).
+  const bool pow2 = std::has_single_bit(bank_bytes) && std::has_single_bit(banks);
+  const uint32_t word_shift = uint32_t(std::countr_zero(bank_bytes));
+  const uint64_t bank_mask = banks - 1;
   for (uint32_t m = inst.addr_active; m; m &= m - 1) {
     int lane = std::countr_zero(m);
-    uint64_t first = inst.addr[lane] / bank_bytes, last = (inst.addr[lane] + bytes - 1) / bank_bytes;
+    uint64_t first = pow2 ? inst.addr[lane] >> word_shift : inst.addr[lane] / bank_bytes;
+    uint64_t last = pow2 ? (inst.addr[lane] + bytes - 1) >> word_shift : (inst.addr[lane] + bytes - 1) / bank_bytes;
     for (uint64_t w = first; w <= last && n < kMaxWords; ++w) {
-      uint32_t b = uint32_t(w % banks);
+      uint32_t b = uint32_t(pow2 ? w & bank_mask : w % banks);
       bool seen = false;
       for (int16_t i = head[b]; i >= 0; i = next[i])
         if (word[i] == w) {
