@@ -49,6 +49,7 @@ struct AppMapping {
   std::vector<AppKernel> kernels;  // empty: not modelled (reason says why)
   std::string reason;
   std::string scale_param;  // "n": streaming kernels, time linear in n (extrapolated); "K": GEMM k-loop
+  int64_t kstep = 256;      // "K": 8 k-tiles (BK 32: 256; gemm_fp32's BK 8: 64)
 };
 
 int64_t lowbit(int64_t x) { return x & -x; }
@@ -87,8 +88,15 @@ AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
     a.kernels.push_back(
         {"gemm_tiled", {{"M", M}, {"N", N}, {"K", K}}, "gemm_tiledILi" + std::to_string(vec) + "ELb0ELb0E"});
     a.scale_param = "K";
+  } else if (p.kernel == "gemm_fp32" || p.kernel == "gemm_persistent") {  // batch b3 on
+    std::string vec = p.cols.count("vec") ? p.cols.at("vec") : p.cols.count("VEC_A") ? p.cols.at("VEC_A") : "8";
+    a.kernels.push_back(
+        {p.kernel, bind_params(p, sim.has_kernel(p.kernel) ? sim.kernel_params(p.kernel) : std::vector<std::string>{}),
+         p.kernel + "ILi" + vec + "E"});
+    a.scale_param = "K";
+    a.kstep = p.kernel == "gemm_fp32" ? 64 : 256;
   } else {
-    // a later twin (gemm_fp32, gemm_persistent, ...): the IR kernel of the CSV's kernel name, or kernel_variant
+    // a later twin: the IR kernel of the CSV's kernel name, or kernel_variant
     std::string k = sim.has_kernel(p.kernel + "_" + p.variant) ? p.kernel + "_" + p.variant : p.kernel;
     need(k);
     if (!a.reason.empty()) return a;
@@ -224,6 +232,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       if (p.variant == "n_sweep") return N == 128 || N == 4096 || N == 8192;
     }
     if (p.variant == "square_align") return (N >= 1024 && N <= 1032) || N == 1064 || N == 1100;
+    if (p.kernel == "gemm_persistent" && p.variant == "n_sweep") {  // the ends and both sides of 1 -> 2 tiles per CTA
+      return N == 1536 || N == 1792 || N == 1920 || N == 2304;
+    }
     if (p.variant == "n_sweep") {
       auto per_sm = [&](int64_t n) { return (cdiv_i(M, 128) * cdiv_i(n, 128) + sms - 1) / sms; };
       bool edge = per_sm(N) != per_sm(N - 128) || per_sm(N) != per_sm(N + 128);
@@ -231,6 +242,23 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     }
     return true;
   };
+  // an application point measured again in a later batch (a matched twin, a re-run): the latest
+  // measurement is the held-out point, the earlier ones are listed as repeats (not simulated)
+  auto batch_rank = [&](const std::string& b) {
+    auto it = std::find(data.batches.begin(), data.batches.end(), b);
+    return it == data.batches.end() ? -1 : int(it - data.batches.begin());
+  };
+  auto app_key = [](const MeasuredPoint& p) {
+    std::string k = p.label() + "|" + fs::path(p.file).filename().string();
+    if (p.cols.count("partition_sms")) k += "|sms=" + p.cols.at("partition_sms");
+    return k;
+  };
+  std::map<std::string, std::pair<int, std::string>> latest_app;  // key -> (rank, batch)
+  for (const auto& p : data.points)
+    if (!kMicro.count(p.kernel)) {
+      auto& l = latest_app[app_key(p)];
+      if (l.second.empty() || batch_rank(p.batch) > l.first) l = {batch_rank(p.batch), p.batch};
+    }
   std::vector<PointResult> pts;
   std::vector<Plan> plans;
   std::map<std::string, std::set<std::string>> sampled_out;
@@ -250,6 +278,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       r.reason = micro ? "no IR kernel of that name" : am.reason;
     else if (p.kernel == "empty" && p.variant != "graph_replay") r.reason = "host-side launch measurement, not a GPU time";
     else if (p.kernel == "pointer_chase" && p.variant != "twin") r.reason = "clock64-timed variant (a different program)";
+    else if (!micro && latest_app[app_key(p)].second != p.batch)
+      r.role = "held-out-repeat",
+      r.reason = "measured again in " + latest_app[app_key(p)].second + " (the latest is compared)";
     else if (!twin_failure.empty())
       r.role = "excluded", r.reason = twin_failure;
     else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
@@ -261,7 +292,11 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       // an application point: its kernels launched back to back, each one's time (launch overhead +
       // execution) summed, as the runner timed them (per repeat of all of its launches)
       const int64_t kLinear1 = int64_t(1) << 22, kLinear2 = int64_t(1) << 23;
-      std::vector<std::pair<int64_t, int64_t>> lin;  // per kernel: (value, first job index) of an extrapolated kernel
+      struct Lin {
+        int64_t job;                   // first job of this kernel
+        double x = 0, x1 = 0, x2 = 0;  // extrapolated to x from runs at x1 and x2 (x = 0: one run, as is)
+      };
+      std::vector<Lin> lin;
       for (const auto& k : am.kernels) {
         if (am.scale_param == "n" && k.params.at("n") > 2 * kLinear2) {
           // streaming kernel far beyond the L2: time linear in n; run at 2^22 and 2^23 with the L2
@@ -269,46 +304,45 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           std::vector<std::string> sets = {"l2.size_bytes=" + std::to_string(int64_t(l2_bytes / 8))};
           auto a = k.params, b = k.params;
           a["n"] = kLinear1, b["n"] = kLinear2;
-          lin.push_back({k.params.at("n"), int64_t(plan.jobs.size())});
+          lin.push_back({int64_t(plan.jobs.size()), double(k.params.at("n")), double(kLinear1), double(kLinear2)});
           plan.jobs.push_back({k.kir, a, sets});
           plan.jobs.push_back({k.kir, b, sets});
           plan.note = "each kernel simulated at n = 2^22 and 2^23 with the L2 shrunk 8x (l2.size_bytes=" +
                       std::to_string(int64_t(l2_bytes / 8)) +
                       "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
-        } else if (am.scale_param == "K" && k.params.at("K") > 1100) {
-          int64_t K = k.params.at("K"), K1 = K - 256 * ((K - 256) / 256), K2 = K1 + 256;  // same K % 256
+        } else if (am.scale_param == "K" && k.params.at("K") > std::max<int64_t>(1100, 3 * am.kstep)) {
+          int64_t st = am.kstep, K = k.params.at("K"), K1 = K - st * ((K - st) / st), K2 = K1 + st;  // same K % st
           auto a = k.params, b = k.params;
           a["K"] = K1, b["K"] = K2;
-          lin.push_back({-K, int64_t(plan.jobs.size())});
+          lin.push_back({int64_t(plan.jobs.size()), double(K), double(K1), double(K2)});
           plan.jobs.push_back({k.kir, a, {}});
           plan.jobs.push_back({k.kir, b, {}});
           plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) +
                       " (same VEC and k-tail), " + "extrapolated linearly to K = " + std::to_string(K);
         } else {
-          lin.push_back({0, int64_t(plan.jobs.size())});
+          lin.push_back({int64_t(plan.jobs.size())});
           plan.jobs.push_back({k.kir, k.params, {}});
         }
       }
-      if (p.kernel == "gemm_tiled" && !keep_gemm(p))
+      if ((p.kernel == "gemm_tiled" || p.kernel == "gemm_persistent") && !keep_gemm(p))
         r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
+      // CUDA-core SGEMM: 64 ffma per thread per k; beyond 1024^2 outputs over a minute of host time
+      if (p.kernel == "gemm_fp32" && (opt.quick || p.num("M") * p.num("N") > 1100.0 * 1100.0))
+        r.reason = "not simulated (run budget: a CUDA-core GEMM beyond 1024^2 outputs)";
       if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
       if (am.kernels.size() > 1)
         plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
                     (plan.note.empty() ? "" : "; " + plan.note);
-      plan.combine = [lin, kLinear1, kLinear2](const std::vector<SimOutcome>& o) {
+      plan.combine = [lin](const std::vector<SimOutcome>& o) {
         double t = 0;
-        for (const auto& [v, j] : lin) {
-          if (v == 0) {
-            t += o[size_t(j)].result.time_us;
+        for (const auto& l : lin) {
+          double t1 = o[size_t(l.job)].result.time_us;
+          if (l.x == 0) {
+            t += t1;
             continue;
           }
-          double t1 = o[size_t(j)].result.time_us, t2 = o[size_t(j) + 1].result.time_us;
-          if (v > 0)
-            t += t1 + double(v - kLinear1) * (t2 - t1) / double(kLinear2 - kLinear1);
-          else {  // K: the jobs' K values are K1 and K1 + 256
-            int64_t K = -v, K1 = K - 256 * ((K - 256) / 256);
-            t += t1 + double(K - K1) * (t2 - t1) / 256.0;
-          }
+          double t2 = o[size_t(l.job) + 1].result.time_us;
+          t += t1 + (l.x - l.x1) * (t2 - t1) / (l.x2 - l.x1);
         }
         return t;
       };
@@ -353,7 +387,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         plan.combine = [](const std::vector<SimOutcome>& o) { return o[0].result.time_us; };
       }
     }
-    if (!r.reason.empty() && r.role != "excluded") {
+    if (!r.reason.empty() && r.role != "excluded" && r.role != "held-out-repeat") {
       sampled_out[r.family].insert(r.reason);
       r.role = "excluded";
     }
