@@ -17,6 +17,7 @@
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/counts.hpp"
 #include "kernels_ir/exec/program_impl.hpp"
+#include "kernels_ir/parser.hpp"
 #include "sim/config.hpp"
 #include "validation/simrun.hpp"
 
@@ -330,6 +331,14 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
     int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
     return {{"M", 256}, {"N", d}, {"K", d}};
   }
+  if (k == "gemm_persistent") {
+    int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
+    return {{"M", 256}, {"N", d}, {"K", d}, {"VEC_A", v}, {"VEC_B", v}, {"GRID", 4}};
+  }
+  if (k == "gemm_fp32") {
+    int64_t v = tmpl("ILi", 4), d = 256 + (v < 4 ? v : 0);
+    return {{"M", 256}, {"N", d}, {"K", d}};
+  }
   if (k.rfind("elementwise_", 0) == 0) return {{"n", 4096}};
   if (k == "softmax_rows")
     return {{"rows", 2}, {"T", tmpl("ILi", 4) * 1024}, {"OUT_BF16", fn.find("bfloat16") != std::string::npos ? 1 : 0}};
@@ -377,6 +386,70 @@ IrClasses ir_classes(const ir::Program& p) {
     ++out.cold_insts;
   }
   return out;
+}
+// The IR loop that the compiled main loop is: the loop whose span (nested loops included) executes
+// the most non-overhead instructions in warp 0 of CTA 0, counted per iteration of it (iterations: the
+// executions of its most executed direct-body instruction). The compiler unrolls the IR's constant
+// inner loops (`unroll` hints) into the SASS loop body, so its innermost SASS loop is compared with
+// this whole per-iteration count, not with the innermost IR body.
+struct IrLoop {
+  bool found = false;
+  int line = 0;
+  double iterations = 0;
+  std::map<std::string, double> per_iteration;
+};
+void loop_spans(const std::vector<ir::Stmt>& body, std::vector<std::pair<int, int>>& spans, int& max_line) {
+  for (const auto& st : body) {
+    max_line = std::max(max_line, st.loc.line);
+    max_line = std::max(max_line, st.instr.loc.line);
+    if (st.kind == ir::StmtKind::kLoop) {
+      int end = st.loc.line;
+      std::vector<std::pair<int, int>> inner;
+      loop_spans(st.body, inner, end);
+      spans.push_back({st.loc.line, end});
+      spans.insert(spans.end(), inner.begin(), inner.end());
+      max_line = std::max(max_line, end);
+    } else if (st.kind == ir::StmtKind::kIf) {
+      loop_spans(st.body, spans, max_line);
+      loop_spans(st.else_body, spans, max_line);
+    }
+  }
+}
+IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
+  IrLoop best;
+  std::vector<std::pair<int, int>> spans;
+  int max_line = 0;
+  loop_spans(k.body, spans, max_line);
+  const ir::Program::Impl& P = p.impl();
+  std::vector<uint64_t> runs(P.insts.size(), 0);
+  ir::WarpExecutor ex(p, ir::Dim3{0, 0, 0}, 0);
+  ir::DynInst d;
+  while (ex.next(d))
+    if (d.static_id < runs.size()) runs[d.static_id]++;
+  double best_work = 0;
+  for (const auto& [l0, l1] : spans) {
+    std::map<std::string, double> cls;
+    double work = 0, iters = 0;
+    for (size_t i = 0; i < P.insts.size(); ++i) {
+      int line = P.infos[i].loc.line;
+      if (line < l0 || line > l1 || !runs[i]) continue;
+      std::string c(ir::op_class_name(P.insts[i].op));
+      cls[c] += double(runs[i]);
+      if (gated_class(c, false)) work += double(runs[i]);
+      bool nested = false;  // directly in this loop's body?
+      for (const auto& [m0, m1] : spans)
+        if ((m0 != l0 || m1 != l1) && m0 >= l0 && m1 <= l1 && line >= m0 && line <= m1) nested = true;
+      if (!nested) iters = std::max(iters, double(runs[i]));
+    }
+    if (iters < 2 || work <= best_work) continue;
+    best_work = work;
+    best.found = true;
+    best.line = l0;
+    best.iterations = iters;
+    best.per_iteration.clear();
+    for (const auto& [c, v] : cls) best.per_iteration[c] = v / iters;
+  }
+  return best;
 }
 }  // namespace
 
@@ -455,7 +528,16 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
         if (key > best_key) best_key = key, best = &b;
       }
       bool loop = f.has_loop && best != nullptr;
+      IrLoop main;
       if (loop) {
+        try {
+          main = ir_main_loop(*prog, *ir::parse_kernel_file(sim.kernel_path(irk)));
+        } catch (const std::exception&) {
+        }
+      }
+      if (loop && main.found) {
+        ir = main.per_iteration;
+      } else if (loop) {
         for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c)
           if (best->per_class[c] > 0) ir[std::string(ir::op_class_name(ir::OpClass(c)))] += double(best->per_class[c]);
       } else {
@@ -484,9 +566,12 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
         if (!gate_loop_overhead)
           d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
                                                 {"sass", h.count(k) ? h.at(k) : 0}};
-      d["scope"] = loop ? "innermost SASS loop vs the IR loop body with the most non-integer work"
-                        : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
-                          "never-executed (cold) instructions";
+      if (loop && main.found) d["ir_loop_line"] = main.line;
+      d["scope"] = loop && main.found ? "innermost SASS loop vs one iteration of the IR loop (nested loops included) "
+                                        "that executes the most non-integer work"
+                   : loop             ? "innermost SASS loop vs the IR loop body with the most non-integer work"
+                          : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
+                            "never-executed (cold) instructions";
       if (!loop && whole.cold_insts) d["ir_cold_instructions"] = whole.cold_insts;
       if (f.subroutine_insts) d["sass_subroutine_instructions_left_out"] = f.subroutine_insts;
       d["unroll"] = unroll;

@@ -49,6 +49,10 @@ bool SimRunner::has_kernel(const std::string& kernel) const {
   return fs::exists(fs::path(kdir_) / (kernel + ".kir"));
 }
 
+std::string SimRunner::kernel_path(const std::string& kernel) const {
+  return (fs::path(kdir_) / (kernel + ".kir")).string();
+}
+
 std::shared_ptr<const ir::Kernel> SimRunner::parsed(const std::string& kernel) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = kernels_.find(kernel);

@@ -40,6 +40,7 @@ class SimRunner {
   // Parameter names of a library kernel (throws InputError when the kernel does not exist).
   std::vector<std::string> kernel_params(const std::string& kernel);
   bool has_kernel(const std::string& kernel) const;
+  std::string kernel_path(const std::string& kernel) const;  // kernels_ir/lib/NAME.kir
 
   // The bound program (cached; shareable across threads).
   std::shared_ptr<const ir::Program> program_for(const std::string& kernel, const ir::ParamValues& params);

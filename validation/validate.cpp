@@ -226,6 +226,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   const bool sparse_gemm = opt.sparse_gemm;
   auto keep_gemm = [&](const MeasuredPoint& p) {
     if (opt.quick) return false;
+    // run budget: 4096^3 (1024 tiles) costs over a minute of host time even K-extrapolated
+    if (p.num("M") * p.num("N") > 4.0e6) return false;
     int64_t M = int64_t(p.num("M")), N = int64_t(p.num("N"));
     if (sparse_gemm) {  // the blind config's run: fewer points of the same sweeps
       if (p.variant == "square_align") return N == 1024 || N == 1025 || N == 1100;
@@ -236,7 +238,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       return N == 1536 || N == 1792 || N == 1920 || N == 2304;
     }
     if (p.variant == "n_sweep") {
-      auto per_sm = [&](int64_t n) { return (cdiv_i(M, 128) * cdiv_i(n, 128) + sms - 1) / sms; };
+      double part = p.num("partition_sms");  // a green-context partition's SM count (b3p)
+      int64_t S = std::isfinite(part) && part > 0 ? int64_t(part) : sms;
+      auto per_sm = [&](int64_t n) { return (cdiv_i(M, 128) * cdiv_i(n, 128) + S - 1) / S; };
       bool edge = per_sm(N) != per_sm(N - 128) || per_sm(N) != per_sm(N + 128);
       return N == 128 || N == 4096 || N == 8192 || (edge && per_sm(N) <= 3 && per_sm(N - 128) <= 2);
     }
@@ -297,6 +301,14 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         double x = 0, x1 = 0, x2 = 0;  // extrapolated to x from runs at x1 and x2 (x = 0: one run, as is)
       };
       std::vector<Lin> lin;
+      // a point measured on a green-context partition (b3p) runs on a machine of that many SMs
+      std::vector<std::string> part;
+      if (std::isfinite(p.num("partition_sms")) && p.num("partition_sms") > 0)
+        part.push_back("sm.count=" + std::to_string(int64_t(p.num("partition_sms"))));
+      auto with_part = [&](std::vector<std::string> sets) {
+        sets.insert(sets.end(), part.begin(), part.end());
+        return sets;
+      };
       for (const auto& k : am.kernels) {
         if (am.scale_param == "n" && k.params.at("n") > 2 * kLinear2) {
           // streaming kernel far beyond the L2: time linear in n; run at 2^22 and 2^23 with the L2
@@ -305,8 +317,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           auto a = k.params, b = k.params;
           a["n"] = kLinear1, b["n"] = kLinear2;
           lin.push_back({int64_t(plan.jobs.size()), double(k.params.at("n")), double(kLinear1), double(kLinear2)});
-          plan.jobs.push_back({k.kir, a, sets});
-          plan.jobs.push_back({k.kir, b, sets});
+          plan.jobs.push_back({k.kir, a, with_part(sets)});
+          plan.jobs.push_back({k.kir, b, with_part(sets)});
           plan.note = "each kernel simulated at n = 2^22 and 2^23 with the L2 shrunk 8x (l2.size_bytes=" +
                       std::to_string(int64_t(l2_bytes / 8)) +
                       "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
@@ -315,13 +327,13 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           auto a = k.params, b = k.params;
           a["K"] = K1, b["K"] = K2;
           lin.push_back({int64_t(plan.jobs.size()), double(K), double(K1), double(K2)});
-          plan.jobs.push_back({k.kir, a, {}});
-          plan.jobs.push_back({k.kir, b, {}});
+          plan.jobs.push_back({k.kir, a, with_part({})});
+          plan.jobs.push_back({k.kir, b, with_part({})});
           plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) +
                       " (same VEC and k-tail), " + "extrapolated linearly to K = " + std::to_string(K);
         } else {
           lin.push_back({int64_t(plan.jobs.size())});
-          plan.jobs.push_back({k.kir, k.params, {}});
+          plan.jobs.push_back({k.kir, k.params, with_part({})});
         }
       }
       if ((p.kernel == "gemm_tiled" || p.kernel == "gemm_persistent") && !keep_gemm(p))
