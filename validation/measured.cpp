@@ -21,8 +21,9 @@ double MeasuredPoint::num(const std::string& col) const {
 
 std::string MeasuredPoint::label() const {
   std::string s = kernel + "/" + variant;
-  static const std::set<std::string> skip = {"batch", "kernel", "variant", "grid", "block", "check", "repeats",
-                                             "launches_per_rep", "median_us", "min_us", "max_us", "graph_median_us"};
+  static const std::set<std::string> skip = {"batch",     "kernel", "variant", "grid",
+                                             "block",     "check",  "repeats", "launches_per_rep",
+                                             "median_us", "min_us", "max_us",  "graph_median_us"};
   static const std::set<std::string> keys = {
       "n",    "stride", "footprint_bytes", "ways",       "ctas",   "dtype", "M", "N",  "K", "m", "k", "rows",
       "cols", "seq",    "heads",           "batch_size", "config", "BH",    "T", "vec"};
@@ -54,7 +55,8 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-const std::set<std::string> kNotPoints = {"manifest.csv", "canary.csv", "clocks.csv", "ncu.csv", "nvidia_smi.csv"};
+const std::set<std::string> kNotPoints = {"manifest.csv", "canary.csv",   "clocks.csv",
+                                          "ncu.csv",      "ncu_apps.csv", "nvidia_smi.csv"};
 
 void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
   std::vector<fs::path> csvs;
@@ -72,9 +74,14 @@ void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
       }
       continue;
     }
-    if (name == "ncu.csv") {
+    if (name == "ncu.csv" || name == "ncu_apps.csv") {
       try {
-        ds.ncu.push_back(read_csv(f.string()));
+        // Nsight Compute's log file may start with its own "==PROF==" / "==WARNING==" lines
+        std::ifstream in(f);
+        std::string line, text;
+        while (std::getline(in, line))
+          if (line.rfind("==", 0) != 0) text += line + "\n";
+        ds.ncu.push_back(parse_csv(text, f.string()));
       } catch (const std::exception& e) {
         ds.problems.push_back(ds.cite(batch, name) + ": not read (" + e.what() + ")");
       }
@@ -163,7 +170,8 @@ Dataset load_dataset(const std::string& dir) {
     ds.batches.push_back("");
     load_batch(ds, fs::path(dir), "");
   }
-  if (ds.points.empty()) throw InputError(SourcePos{dir}, "measured data: no kernel CSV (with kernel and median_us columns)");
+  if (ds.points.empty())
+    throw InputError(SourcePos{dir}, "measured data: no kernel CSV (with kernel and median_us columns)");
   return ds;
 }
 
@@ -173,8 +181,10 @@ ir::ParamValues bind_params(const MeasuredPoint& p, const std::vector<std::strin
   for (const auto& name : kernel_params) {
     auto it = p.cols.find(name);
     if (it == p.cols.end() || it->second.empty()) continue;
-    if (auto v = parse_number(it->second)) out[name] = int64_t(std::llround(*v));
-    else if (name == "dtype" && dtypes.count(it->second)) out[name] = dtypes.at(it->second);
+    if (auto v = parse_number(it->second))
+      out[name] = int64_t(std::llround(*v));
+    else if (name == "dtype" && dtypes.count(it->second))
+      out[name] = dtypes.at(it->second);
   }
   return out;
 }

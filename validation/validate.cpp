@@ -17,15 +17,17 @@ namespace gtsim::validation {
 namespace {
 namespace fs = std::filesystem;
 
-const std::set<std::string> kMicro = {"empty", "stream_copy", "strided_copy", "pointer_chase", "divergence",
-                                      "bank_conflicts", "fixed_work", "mma_throughput"};
+const std::set<std::string> kMicro = {"empty",      "stream_copy",    "strided_copy", "pointer_chase",
+                                      "divergence", "bank_conflicts", "fixed_work",   "mma_throughput"};
 // Linear loop-trip parameters: the model runs at two small values and is extrapolated (said in the report).
 struct Scale {
   const char* param;
   int64_t w1, w2;
 };
-const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 32, 64}}, {"divergence", {"work", 16, 32}},
-                                              {"bank_conflicts", {"iters", 16, 32}}, {"mma_throughput", {"iters", 16, 32}}};
+const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 32, 64}},
+                                              {"divergence", {"work", 16, 32}},
+                                              {"bank_conflicts", {"iters", 16, 32}},
+                                              {"mma_throughput", {"iters", 16, 32}}};
 
 struct Plan {
   std::vector<SimJob> jobs;
@@ -113,7 +115,8 @@ std::string role_of(const MeasuredPoint& p) {
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
   if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
   if (p.kernel == "mma_throughput") return "calibration";
-  if (p.kernel == "stream_copy") return p.variant == "cold" && p.num("bytes_moved") >= 2.6e8 ? "calibration" : "fit-benchmark";
+  if (p.kernel == "stream_copy")
+    return p.variant == "cold" && p.num("bytes_moved") >= 2.6e8 ? "calibration" : "fit-benchmark";
   if (p.kernel == "pointer_chase") {
     if (p.variant != "twin") return "excluded";
     double f = p.num("footprint_bytes");
@@ -151,9 +154,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         "families calibration does not use. Later batches' repeats of the microbenchmarks are listed as "
         "held-out-repeat (same programs as b1; a drift check), not counted.");
   if (!apps)
-    rep.notes.push_back("No application-kernel data (batch b2) yet: the held-out figures are the microbenchmark families "
-                        "that calibration does not use (fixed_work, divergence, bank_conflicts, strided_copy at strides "
-                        "other than 2 and 16). They are weaker evidence than application kernels.");
+    rep.notes.push_back(
+        "No application-kernel data (batch b2) yet: the held-out figures are the microbenchmark families "
+        "that calibration does not use (fixed_work, divergence, bank_conflicts, strided_copy at strides "
+        "other than 2 and 16). They are weaker evidence than application kernels.");
   for (const auto& pr : data.problems) rep.notes.push_back("measured data skipped: " + pr);
   // host launch floor: back-to-back stream launches of the empty kernel
   std::vector<double> host;
@@ -280,15 +284,18 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     std::string twin_failure = !modelled ? "" : micro ? micro_failure(p) : app_failure(p, am);
     if (!modelled)
       r.reason = micro ? "no IR kernel of that name" : am.reason;
-    else if (p.kernel == "empty" && p.variant != "graph_replay") r.reason = "host-side launch measurement, not a GPU time";
-    else if (p.kernel == "pointer_chase" && p.variant != "twin") r.reason = "clock64-timed variant (a different program)";
+    else if (p.kernel == "empty" && p.variant != "graph_replay")
+      r.reason = "host-side launch measurement, not a GPU time";
+    else if (p.kernel == "pointer_chase" && p.variant != "twin")
+      r.reason = "clock64-timed variant (a different program)";
     else if (!micro && latest_app[app_key(p)].second != p.batch)
       r.role = "held-out-repeat",
       r.reason = "measured again in " + latest_app[app_key(p)].second + " (the latest is compared)";
     else if (!twin_failure.empty())
       r.role = "excluded", r.reason = twin_failure;
     else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
-      r.role = "excluded", r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
+      r.role = "excluded",
+      r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
     ir::ParamValues params;
     if (r.reason.empty() && micro) params = bind_params(p, sim.kernel_params(p.kernel));
     Plan plan;
@@ -364,8 +371,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         r.quantity = "latency", r.unit = "ns/hop";
         r.meas = p.num("ns_per_hop_diff");
         r.meas_spread = (p.max_us - p.min_us) * 1000 / double(f / s);
-        if (f / s > chase_max_hops || f / s < 64) r.reason = "not simulated (sampling: hop count outside the run budget)";
-        plan.jobs = {{"pointer_chase", params, {}}, {"pointer_chase", {{"footprint_bytes", f}, {"stride_bytes", f}}, {}}};
+        if (f / s > chase_max_hops || f / s < 64)
+          r.reason = "not simulated (sampling: hop count outside the run budget)";
+        plan.jobs = {{"pointer_chase", params, {}},
+                     {"pointer_chase", {{"footprint_bytes", f}, {"stride_bytes", f}}, {}}};
         double hops = double(f / s);
         plan.combine = [hops](const std::vector<SimOutcome>& o) {
           return (o[0].result.time_us - o[1].result.time_us) * 1000 / (hops - 1);
@@ -384,12 +393,14 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         b[sc.param] = sc.w2;
         plan.jobs = {{p.kernel, a, sets}, {p.kernel, b, sets}};
         plan.combine = [W, sc](const std::vector<SimOutcome>& o) {
-          return o[0].result.time_us + double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
+          return o[0].result.time_us +
+                 double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
         };
-        plan.note = std::string("simulated at ") + sc.param + " = " + std::to_string(sc.w1) + ", " + std::to_string(sc.w2) +
-                    ", extrapolated linearly to " + std::to_string(W);
+        plan.note = std::string("simulated at ") + sc.param + " = " + std::to_string(sc.w1) + ", " +
+                    std::to_string(sc.w2) + ", extrapolated linearly to " + std::to_string(W);
       } else {
-        if (p.kernel == "stream_copy" && params["n"] > copy_max) r.reason = "not simulated (size beyond the run budget)";
+        if (p.kernel == "stream_copy" && params["n"] > copy_max)
+          r.reason = "not simulated (size beyond the run budget)";
         // a 2^24-element strided copy takes 40 s (stride 2) to over a minute (stride >= 16) of host time
         // in the model; the curve does not scale down (its reuse distance in CTAs grows with n)
         if (p.kernel == "strided_copy" && params["n"] > (int64_t(1) << 22))
@@ -505,10 +516,11 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   if (apps && !app_heldout) {
     rep.heldout_kind = "unused microbenchmarks";
     rep.notes.erase(rep.notes.begin());  // the "application kernels" note pushed above
-    rep.notes.push_back("No application-kernel point is in the held-out figures: every b2 application point is excluded "
-                        "(no IR kernel of that name, or its twin fails the fidelity check; see the excluded list). The "
-                        "held-out figures are the microbenchmark families calibration does not use: weaker evidence "
-                        "than application kernels.");
+    rep.notes.push_back(
+        "No application-kernel point is in the held-out figures: every b2 application point is excluded "
+        "(no IR kernel of that name, or its twin fails the fidelity check; see the excluded list). The "
+        "held-out figures are the microbenchmark families calibration does not use: weaker evidence "
+        "than application kernels.");
   }
   rep.fitbench_families = family_stats("fit-benchmark", err);
   rep.calibration_families = family_stats("calibration", err);
@@ -532,16 +544,22 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       bool meas_step = rise > 0.05 && (b.meas - a.meas) > 3 * std::max(a.meas_spread, b.meas_spread);
       bool sim_step = b.sim / a.sim - 1 > 0.05;
       if (!meas_step && !sim_step) continue;
-      double wa = std::isfinite(a.sim_waves) ? a.sim_waves : a.meas_waves, wb = std::isfinite(b.sim_waves) ? b.sim_waves : b.meas_waves;
+      double wa = std::isfinite(a.sim_waves) ? a.sim_waves : a.meas_waves,
+             wb = std::isfinite(b.sim_waves) ? b.sim_waves : b.meas_waves;
       bool wave = std::isfinite(wa) && std::isfinite(wb) && std::ceil(wa - 1e-9) != std::ceil(wb - 1e-9);
       auto& s = rep.steps;
       s.measured += meas_step, s.predicted += sim_step, s.hits += meas_step && sim_step;
       (wave ? s.wave_measured : s.align_measured) += meas_step;
       (wave ? s.wave_predicted : s.align_predicted) += sim_step;
       (wave ? s.wave_hits : s.align_hits) += meas_step && sim_step;
-      s.list.push_back({{"sweep", a.family}, {"from", a.m->label()}, {"to", b.m->label()}, {"measured_rise_pct", rise * 100},
-                        {"simulated_rise_pct", (b.sim / a.sim - 1) * 100}, {"kind", wave ? "wave" : "other/alignment"},
-                        {"measured_step", meas_step}, {"predicted_step", sim_step}});
+      s.list.push_back({{"sweep", a.family},
+                        {"from", a.m->label()},
+                        {"to", b.m->label()},
+                        {"measured_rise_pct", rise * 100},
+                        {"simulated_rise_pct", (b.sim / a.sim - 1) * 100},
+                        {"kind", wave ? "wave" : "other/alignment"},
+                        {"measured_step", meas_step},
+                        {"predicted_step", sim_step}});
     }
   }
   for (const auto& [fam, reasons] : sampled_out)
@@ -553,6 +571,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     std::vector<std::string> order;
     for (size_t r = 0; r < t.rows.size(); ++r) {
       std::string id = t.get(r, "ID");
+      if (id.empty() || t.get(r, "Grid Size").size() < 2) continue;  // not a launch row
       if (!launch.count(id)) order.push_back(id);
       launch[id][t.get(r, "Metric Name")] = t.get(r, "Metric Value");
       std::string kn = t.get(r, "Kernel Name");
@@ -575,7 +594,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       for (const auto& p : rep.points)
         if (kernel == "mma_throughput" && p.m->kernel == kernel) cand.push_back(&p);
       std::vector<std::pair<const PointResult*, std::string>> match;
-      if (cand.size() == 1) match.push_back({cand[0], ids.back()});
+      if (cand.size() == 1)
+        match.push_back({cand[0], ids.back()});
       else if (cand.size() == ids.size())
         for (size_t i = 0; i < ids.size(); ++i) match.push_back({cand[i], ids[i]});
       for (const auto& [p, id] : match) {
@@ -594,7 +614,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   }
   rep.model_runs = sim.runs();
   // the blind config on the held-out points
-  std::string blind = opt.blind_hw.empty() ? (fs::path(hw_path).parent_path() / "h200-blind.yaml").string() : opt.blind_hw;
+  std::string blind =
+      opt.blind_hw.empty() ? (fs::path(hw_path).parent_path() / "h200-blind.yaml").string() : opt.blind_hw;
   if (opt.blind && fs::exists(blind)) {
     ValidationOptions bo = opt;
     bo.blind = false;
@@ -619,11 +640,13 @@ std::vector<std::string> ValidationReport::missed_targets() const {
   std::vector<std::string> out;
   for (const auto& f : heldout_families) {
     if (!(f.mape <= 10)) out.push_back(f.name + ": held-out MAPE " + fmt(f.mape, 3) + "% > 10%");
-    if (std::isfinite(f.spearman) && f.spearman < 0.95) out.push_back(f.name + ": Spearman " + fmt(f.spearman, 3) + " < 0.95");
+    if (std::isfinite(f.spearman) && f.spearman < 0.95)
+      out.push_back(f.name + ": Spearman " + fmt(f.spearman, 3) + " < 0.95");
   }
   if (!(heldout_mape <= 10)) out.push_back("overall held-out MAPE " + fmt(heldout_mape, 3) + "% > 10%");
   if (steps.measured && !(steps.recall() >= 0.9)) out.push_back("step recall " + fmt(steps.recall(), 3) + " < 0.9");
-  if (steps.predicted && !(steps.precision() >= 0.9)) out.push_back("step precision " + fmt(steps.precision(), 3) + " < 0.9");
+  if (steps.predicted && !(steps.precision() >= 0.9))
+    out.push_back("step precision " + fmt(steps.precision(), 3) + " < 0.9");
   return out;
 }
 
