@@ -578,7 +578,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       kn = kn.substr(0, kn.find('('));
       if (kn.rfind("void ", 0) == 0) kn = kn.substr(5);
       std::string grid = t.get(r, "Grid Size");
-      who[id] = {kn.substr(0, kn.find('<')), grid.substr(1, grid.find(',') - 1)};
+      who[id] = {kn.substr(0, kn.find('<')), grid.size() > 1 ? grid.substr(1, grid.find(',') - 1) : grid};
     }
     std::map<std::string, std::vector<std::string>> by_kg;
     for (const auto& id : order) by_kg[who[id].first + "|" + who[id].second].push_back(id);
