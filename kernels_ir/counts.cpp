@@ -16,7 +16,8 @@ InstructionCounts count_instructions(const Program& p) {
     size_t b = 0;
     if (loop != kNoExpr) {
       auto [it, fresh] = body_of.emplace(loop, c.static_bodies.size());
-      if (fresh) c.static_bodies.push_back({"loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line), {}});
+      if (fresh)
+        c.static_bodies.push_back({"loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line), {}});
       b = it->second;
     }
     c.static_bodies[b].per_class[size_t(P.insts[i].op)]++;

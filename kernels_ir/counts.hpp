@@ -3,10 +3,9 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/exec/program.hpp"
 
@@ -16,7 +15,7 @@ using ClassCounts = std::array<uint64_t, size_t(OpClass::kCount)>;
 
 struct InstructionCounts {
   struct Body {
-    std::string where;      // "kernel" or "loop at file:line" (innermost loop of the instructions)
+    std::string where;        // "kernel" or "loop at file:line" (innermost loop of the instructions)
     ClassCounts per_class{};  // every static instruction of the body, its loop control included
     ClassCounts control{};    // the loop's control instructions among them (iadd + setp: int, bra: branch)
     uint32_t unroll = 0;      // iterations per control group (docs/ir.md "Loop control"); 0: none (fully unrolled)

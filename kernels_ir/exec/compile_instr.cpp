@@ -52,11 +52,20 @@ void Compiler::block(const std::vector<Stmt>& b) {
 
 void Compiler::stmt(const Stmt& s) {
   switch (s.kind) {
-    case StmtKind::kInstr: instr(s.instr, s.loc); return;
-    case StmtKind::kReg: return;  // allocated by collect_regs
-    case StmtKind::kExit: emit(Op{OpK::kExit}); return;
-    case StmtKind::kLoop: loop(s); return;
-    case StmtKind::kIf: if_stmt(s); return;
+    case StmtKind::kInstr:
+      instr(s.instr, s.loc);
+      return;
+    case StmtKind::kReg:
+      return;  // allocated by collect_regs
+    case StmtKind::kExit:
+      emit(Op{OpK::kExit});
+      return;
+    case StmtKind::kLoop:
+      loop(s);
+      return;
+    case StmtKind::kIf:
+      if_stmt(s);
+      return;
     case StmtKind::kLet: {
       if (regs_.count(s.name)) error(s.loc, "'" + s.name + "' is a register, expected a new name for the let");
       uint32_t id = expr(s.e[0]);
@@ -78,8 +87,10 @@ void Compiler::loop(const Stmt& s) {
   uint32_t lo = expr(s.e[0]), hi = expr(s.e[1]);
   Expr one{ExprOp::kNum, 1, "", {}, s.loc};
   uint32_t step = expr(s.e.size() > 2 ? s.e[2] : one);
-  if (cx(step).u == Uniformity::kVarying) error(s.e[2].loc, "loop step varies across lanes, expected a warp-uniform step");
-  if (cx(step).u == Uniformity::kConst && cx(step).value == 0) error(s.e[2].loc, "loop step is 0, expected a nonzero step");
+  if (cx(step).u == Uniformity::kVarying)
+    error(s.e[2].loc, "loop step varies across lanes, expected a warp-uniform step");
+  if (cx(step).u == Uniformity::kConst && cx(step).value == 0)
+    error(s.e[2].loc, "loop step is 0, expected a nonzero step");
   bool uni = std::max({cx(lo).u, cx(hi).u}) != Uniformity::kVarying;
   uint32_t slot = uint32_t(P.slots.size());
   P.slots.push_back(SlotInfo{uni});
@@ -152,7 +163,8 @@ uint32_t Compiler::loop_control(const Stmt& s, uint32_t lo, uint32_t hi, uint32_
 void Compiler::if_stmt(const Stmt& s) {
   uint32_t cond = expr(s.e[0]);
   bool div = cx(cond).u == Uniformity::kVarying;
-  if (div) divergent_.push_back("the if at " + where(s.loc) + " has a lane-varying predicate (" + print_expr(s.e[0]) + ")");
+  if (div)
+    divergent_.push_back("the if at " + where(s.loc) + " has a lane-varying predicate (" + print_expr(s.e[0]) + ")");
   P.max_nest = std::max(P.max_nest, uint32_t(++nest_));
   uint32_t at = emit(Op{OpK::kIf, false, cond, 0, 0, s.has_else});
   block(s.body);
@@ -182,16 +194,23 @@ RegRef Compiler::reg_operand(const Expr& e, bool dst, std::vector<uint16_t>* rr)
     return r;
   }
   if (e.op == ExprOp::kName) {
-    if (b->k == Binding::kRegArr) error(e.loc, "register array '" + e.name + "' needs an index, expected " + e.name + "[INDEX]");
+    if (b->k == Binding::kRegArr)
+      error(e.loc, "register array '" + e.name + "' needs an index, expected " + e.name + "[INDEX]");
     r.base = uint16_t(b->slot);
   } else {
-    if (b->k != Binding::kRegArr) { error(e.loc, "'" + e.name + "' is not a register array, expected `reg " + e.name + "[N]`"); return r; }
+    if (b->k != Binding::kRegArr) {
+      error(e.loc, "'" + e.name + "' is not a register array, expected `reg " + e.name + "[N]`");
+      return r;
+    }
     r.base = uint16_t(b->slot), r.count = uint16_t(b->count);
     r.idx = expr(e.args[0]);
-    if (cx(r.idx).u == Uniformity::kVarying) error(e.loc, "register index varies across lanes, expected a warp-uniform index");
+    if (cx(r.idx).u == Uniformity::kVarying)
+      error(e.loc, "register index varies across lanes, expected a warp-uniform index");
     if (cx(r.idx).u == Uniformity::kConst) {
       int64_t i = cx(r.idx).value;
-      if (i < 0 || i >= b->count) error(e.loc, "register index " + std::to_string(i) + " out of range for " + e.name + "[" + std::to_string(b->count) + "]");
+      if (i < 0 || i >= b->count)
+        error(e.loc, "register index " + std::to_string(i) + " out of range for " + e.name + "[" +
+                         std::to_string(b->count) + "]");
       r.base = uint16_t(b->slot + std::clamp<int64_t>(i, 0, b->count - 1)), r.count = 1, r.idx = kNoExpr;
     }
   }
@@ -199,7 +218,8 @@ RegRef Compiler::reg_operand(const Expr& e, bool dst, std::vector<uint16_t>* rr)
   return r;
 }
 
-MemRef Compiler::mem_operand(const Expr& e, MemSpace space, const std::string& mnem, std::vector<uint16_t>& rr, DType* dt) {
+MemRef Compiler::mem_operand(const Expr& e, MemSpace space, const std::string& mnem, std::vector<uint16_t>& rr,
+                             DType* dt) {
   MemRef m;
   if (e.op != ExprOp::kIndex) {
     error(e.loc, "operand '" + print_expr(e) + "' of " + mnem + " is not a memory reference, expected NAME[INDEX]");
@@ -207,13 +227,15 @@ MemRef Compiler::mem_operand(const Expr& e, MemSpace space, const std::string& m
   }
   bool is_buf = bufs_.count(e.name), is_sh = shared_.count(e.name);
   if (space == MemSpace::kGlobal && !is_buf) {
-    error(e.loc, is_sh ? "'" + e.name + "' is a shared array but " + mnem + " needs a global buffer, expected a `buffer` name"
-                       : "undefined buffer '" + e.name + "', expected a `buffer` declared in the kernel");
+    error(e.loc,
+          is_sh ? "'" + e.name + "' is a shared array but " + mnem + " needs a global buffer, expected a `buffer` name"
+                : "undefined buffer '" + e.name + "', expected a `buffer` declared in the kernel");
     return m;
   }
   if (space == MemSpace::kShared && !is_sh) {
-    error(e.loc, is_buf ? "'" + e.name + "' is a global buffer but " + mnem + " needs a shared array, expected a `shared` name"
-                        : "undefined shared array '" + e.name + "', expected a `shared` declared in the kernel");
+    error(e.loc,
+          is_buf ? "'" + e.name + "' is a global buffer but " + mnem + " needs a shared array, expected a `shared` name"
+                 : "undefined shared array '" + e.name + "', expected a `shared` declared in the kernel");
     return m;
   }
   if (is_buf) {
@@ -238,25 +260,33 @@ void Compiler::int_value(const Instr& in, const OpDesc& d, CInst& ci) {
     e.args.push_back(std::move(b));
     return e;
   };
-  if (d.int_op == ExprOp::kNum || s.size() < 2) v = s[0];
-  else if (d.int_op == ExprOp::kSelect && s.size() == 3) v = bin(ExprOp::kAdd, bin(ExprOp::kMul, s[0], s[1]), s[2]);
-  else v = bin(d.int_op, s[0], s[1]);
+  if (d.int_op == ExprOp::kNum || s.size() < 2)
+    v = s[0];
+  else if (d.int_op == ExprOp::kSelect && s.size() == 3)
+    v = bin(ExprOp::kAdd, bin(ExprOp::kMul, s[0], s[1]), s[2]);
+  else
+    v = bin(d.int_op, s[0], s[1]);
   ci.value = expr(v);
 }
 
 void Compiler::instr(const Instr& in, const Loc& loc) {
   std::string err;
   auto d = decode_mnemonic(in.mnemonic, &err);
-  if (!d) { error(loc, err); return; }
+  if (!d) {
+    error(loc, err);
+    return;
+  }
   CInst ci;
-  ci.form = d->form, ci.op = d->op, ci.dtype = d->dtype, ci.cache_global = d->cache_global, ci.flops_lane = d->flops_per_lane;
+  ci.form = d->form, ci.op = d->op, ci.dtype = d->dtype, ci.cache_global = d->cache_global,
+  ci.flops_lane = d->flops_per_lane;
   ci.mma = d->mma;
   std::vector<uint16_t> rr;
   if (in.pred) ci.pred = expr(*in.pred, &rr);
   if (d->has_dst && (in.dsts.empty() || in.dsts.size() > size_t(kMaxDst)))
     error(loc, in.mnemonic + " needs a destination, expected `d = " + in.mnemonic + " ...`");
   if (!d->has_dst && !in.dsts.empty()) error(loc, in.mnemonic + " has no destination, expected no `d =`");
-  for (size_t i = 0; i < in.dsts.size() && i < size_t(kMaxDst); ++i) ci.dst[ci.n_dst++] = reg_operand(in.dsts[i], true, nullptr);
+  for (size_t i = 0; i < in.dsts.size() && i < size_t(kMaxDst); ++i)
+    ci.dst[ci.n_dst++] = reg_operand(in.dsts[i], true, nullptr);
   operands(in, *d, ci, rr, loc);
   for (uint16_t r : rr) {
     bool seen = false;
@@ -264,8 +294,10 @@ void Compiler::instr(const Instr& in, const Loc& loc) {
     if (!seen && ci.n_src < kMaxSrc) ci.src[ci.n_src++].base = r;
   }
   if (ci.op == OpClass::kBarSync && !divergent_.empty())
-    error(loc, "bar.sync under a divergent branch: " + divergent_.back() + "; expected every thread of the CTA to reach the barrier");
-  if (ci.op == OpClass::kBarSync && nest_ > 0 && !divergent_.empty()) {}
+    error(loc, "bar.sync under a divergent branch: " + divergent_.back() +
+                   "; expected every thread of the CTA to reach the barrier");
+  if (ci.op == OpClass::kBarSync && nest_ > 0 && !divergent_.empty()) {
+  }
   P.insts.push_back(ci);
   P.infos.push_back(StaticInstInfo{ci.op, print_instr(in), SourceLoc{k_.file, loc.line, loc.col}});
   P.loop_of_inst.push_back(loops_.empty() ? kNoExpr : loops_.back());
@@ -276,10 +308,22 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
   const auto& s = in.srcs;
   size_t nmem = 0;
   switch (d.form) {
-    case Form::kLoad: case Form::kStore: case Form::kAtom: case Form::kRed: case Form::kLdMatrix:
-    case Form::kStMatrix: case Form::kMbarInit: case Form::kMbarArrive: case Form::kMbarWait: nmem = 1; break;
-    case Form::kCpAsync: nmem = 2; break;
-    default: break;
+    case Form::kLoad:
+    case Form::kStore:
+    case Form::kAtom:
+    case Form::kRed:
+    case Form::kLdMatrix:
+    case Form::kStMatrix:
+    case Form::kMbarInit:
+    case Form::kMbarArrive:
+    case Form::kMbarWait:
+      nmem = 1;
+      break;
+    case Form::kCpAsync:
+      nmem = 2;
+      break;
+    default:
+      break;
   }
   size_t nreg = s.size() >= nmem ? s.size() - nmem : 0;
   if (s.size() < nmem || nreg < size_t(d.min_src) || nreg > size_t(d.max_src)) {
@@ -292,23 +336,30 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
     uint32_t vec = uint32_t(std::max(d.vec, 1));
     if (d.vec == 0 && in.vec) {
       ci.vec = expr(*in.vec);
-      if (cx(ci.vec).u == Uniformity::kVarying) error(in.vec->loc, "vector width varies across lanes, expected a uniform width");
+      if (cx(ci.vec).u == Uniformity::kVarying)
+        error(in.vec->loc, "vector width varies across lanes, expected a uniform width");
       if (cx(ci.vec).u == Uniformity::kConst) vec = uint32_t(cx(ci.vec).value), ci.vec = kNoExpr;
     }
-    if (vec * elem > 64 || vec * elem == 0) error(loc, "access of " + std::to_string(vec * elem) + " bytes per lane, expected 1 .. 64");
+    if (vec * elem > 64 || vec * elem == 0)
+      error(loc, "access of " + std::to_string(vec * elem) + " bytes per lane, expected 1 .. 64");
     ci.access_bytes = uint8_t(vec * elem);
   };
   DType dt = DType::kF32;
   switch (d.form) {
-    case Form::kLoad: case Form::kStore: case Form::kAtom: case Form::kRed: {
+    case Form::kLoad:
+    case Form::kStore:
+    case Form::kAtom:
+    case Form::kRed: {
       ci.m1 = mem_operand(s[0], d.space, in.mnemonic, rr, &dt);
       if (d.dtype_given && d.dtype != dt && dtype_bytes(d.dtype) != dtype_bytes(dt))
-        error(loc, in.mnemonic + " accesses " + std::string(dtype_name(d.dtype)) + " but '" + s[0].name + "' holds " + std::string(dtype_name(dt)) + ", expected matching element types");
+        error(loc, in.mnemonic + " accesses " + std::string(dtype_name(d.dtype)) + " but '" + s[0].name + "' holds " +
+                       std::string(dtype_name(dt)) + ", expected matching element types");
       ci.dtype = dt;
       vec_width(ci.m1.elem);
       break;
     }
-    case Form::kLdMatrix: case Form::kStMatrix:
+    case Form::kLdMatrix:
+    case Form::kStMatrix:
       ci.m1 = mem_operand(s[0], MemSpace::kShared, in.mnemonic, rr, &dt);
       ci.access_bytes = 16, ci.dtype = dt;
       ci.addr_lanes = d.ldm_rows == 1 ? 0xffu : d.ldm_rows == 2 ? 0xffffu : kFullMask;
@@ -321,24 +372,40 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
         error(loc, "cp.async size " + std::to_string(d.cp_bytes) + " bytes, expected 4, 8 or 16");
       ci.access_bytes = uint8_t(d.cp_bytes);
       break;
-    case Form::kMbarInit: case Form::kMbarArrive: case Form::kMbarWait:
+    case Form::kMbarInit:
+    case Form::kMbarArrive:
+    case Form::kMbarWait:
       ci.m2 = mem_operand(s[0], MemSpace::kShared, in.mnemonic, rr, &dt);
       ci.m1 = ci.m2, ci.access_bytes = 8;
       break;
     case Form::kMma:
-      if (d.op == OpClass::kMma && in.dsts.size() == 1) {}
+      if (d.op == OpClass::kMma && in.dsts.size() == 1) {
+      }
       break;
-    default: break;
+    default:
+      break;
   }
   // register and immediate operands after the memory ones
   for (size_t i = nmem; i < s.size(); ++i) {
-    bool imm_form = d.form == Form::kWait || d.form == Form::kBar || d.form == Form::kMbarInit || d.form == Form::kMbarWait;
-    if (imm_form) { ci.imm = expr(s[i]); continue; }
-    if (d.form == Form::kIExpr) { ci.value = expr(s[i], &rr); continue; }
-    if (d.form == Form::kShfl && i == 1) { ci.value = expr(s[i], &rr); continue; }
+    bool imm_form =
+        d.form == Form::kWait || d.form == Form::kBar || d.form == Form::kMbarInit || d.form == Form::kMbarWait;
+    if (imm_form) {
+      ci.imm = expr(s[i]);
+      continue;
+    }
+    if (d.form == Form::kIExpr) {
+      ci.value = expr(s[i], &rr);
+      continue;
+    }
+    if (d.form == Form::kShfl && i == 1) {
+      ci.value = expr(s[i], &rr);
+      continue;
+    }
     RegRef r = reg_operand(s[i], false, &rr);
-    if (r.base != kNoReg && ci.n_src < kMaxSrc) ci.src[ci.n_src++] = r;
-    else if (r.base == kNoReg) expr(s[i], &rr);  // immediate: checks names
+    if (r.base != kNoReg && ci.n_src < kMaxSrc)
+      ci.src[ci.n_src++] = r;
+    else if (r.base == kNoReg)
+      expr(s[i], &rr);  // immediate: checks names
   }
   if (d.form == Form::kShfl) {
     ci.shfl = d.shfl;

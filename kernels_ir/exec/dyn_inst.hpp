@@ -16,38 +16,55 @@ inline constexpr uint32_t kFullMask = 0xffffffffu;
 
 // Instruction classes the hardware config times (one functional unit or pipe each).
 enum class OpClass : uint8_t {
-  kInt,          // integer ALU, address arithmetic, mov, setp
-  kFp32,         // fadd/fmul/ffma (CUDA-core fp32)
-  kFp16,         // hadd2/hfma2 (packed half / bf16 on CUDA cores)
-  kFp64,         // dadd/dfma
-  kSfu,          // sin, cos, ex2, lg2, rsqrt, rcp (MUFU)
-  kShuffle,      // shfl.sync (bfly, up, down, idx)
-  kMma,          // tensor-core mma.sync by shape and dtype (see MmaKind)
-  kWgmma,        // Hopper warpgroup MMA (timed from its own config entry)
-  kLdGlobal,     // ld.global (vector width in access_bytes)
-  kStGlobal,     // st.global
-  kAtomGlobal,   // atom / red on global memory (returns a value when dst is set)
-  kLdShared,     // ld.shared
-  kStShared,     // st.shared
-  kAtomShared,   // atom on shared memory
-  kLdMatrix,     // ldmatrix.x1/x2/x4: addr[lane] = the row address each lane supplies (16 bytes)
-  kStMatrix,     // stmatrix
-  kCpAsync,      // cp.async global -> shared (addr = global source, addr2 = shared destination)
-  kCpAsyncCommit,// cp.async.commit_group
-  kCpAsyncWait,  // cp.async.wait_group imm (wait until at most imm groups are pending)
-  kBarSync,      // bar.sync imm (barrier id); all live warps of the CTA must arrive
-  kMbarInit,     // mbarrier.init [addr2[0]], imm = expected arrivals
-  kMbarArrive,   // mbarrier.arrive [addr2[0]]
-  kMbarWait,     // mbarrier.try_wait.parity [addr2[0]], imm = phase parity
-  kBranch,       // loop-control branch (BRA): an issue slot, reads the loop predicate (docs/ir.md "Loop control")
-  kExit,         // the warp has finished (never returned by next(); listed for stats)
+  kInt,            // integer ALU, address arithmetic, mov, setp
+  kFp32,           // fadd/fmul/ffma (CUDA-core fp32)
+  kFp16,           // hadd2/hfma2 (packed half / bf16 on CUDA cores)
+  kFp64,           // dadd/dfma
+  kSfu,            // sin, cos, ex2, lg2, rsqrt, rcp (MUFU)
+  kShuffle,        // shfl.sync (bfly, up, down, idx)
+  kMma,            // tensor-core mma.sync by shape and dtype (see MmaKind)
+  kWgmma,          // Hopper warpgroup MMA (timed from its own config entry)
+  kLdGlobal,       // ld.global (vector width in access_bytes)
+  kStGlobal,       // st.global
+  kAtomGlobal,     // atom / red on global memory (returns a value when dst is set)
+  kLdShared,       // ld.shared
+  kStShared,       // st.shared
+  kAtomShared,     // atom on shared memory
+  kLdMatrix,       // ldmatrix.x1/x2/x4: addr[lane] = the row address each lane supplies (16 bytes)
+  kStMatrix,       // stmatrix
+  kCpAsync,        // cp.async global -> shared (addr = global source, addr2 = shared destination)
+  kCpAsyncCommit,  // cp.async.commit_group
+  kCpAsyncWait,    // cp.async.wait_group imm (wait until at most imm groups are pending)
+  kBarSync,        // bar.sync imm (barrier id); all live warps of the CTA must arrive
+  kMbarInit,       // mbarrier.init [addr2[0]], imm = expected arrivals
+  kMbarArrive,     // mbarrier.arrive [addr2[0]]
+  kMbarWait,       // mbarrier.try_wait.parity [addr2[0]], imm = phase parity
+  kBranch,         // loop-control branch (BRA): an issue slot, reads the loop predicate (docs/ir.md "Loop control")
+  kExit,           // the warp has finished (never returned by next(); listed for stats)
   kCount
 };
 
 std::string_view op_class_name(OpClass c);
 
-enum class DType : uint8_t { kU8, kI8, kE4M3, kE5M2, kF16, kBf16, kU16, kI16, kU32, kI32, kF32, kTf32, kU64, kI64, kF64, kCount };
-int dtype_bytes(DType t);            // 1, 2, 4 or 8 (tf32 occupies 4)
+enum class DType : uint8_t {
+  kU8,
+  kI8,
+  kE4M3,
+  kE5M2,
+  kF16,
+  kBf16,
+  kU16,
+  kI16,
+  kU32,
+  kI32,
+  kF32,
+  kTf32,
+  kU64,
+  kI64,
+  kF64,
+  kCount
+};
+int dtype_bytes(DType t);  // 1, 2, 4 or 8 (tf32 occupies 4)
 std::string_view dtype_name(DType t);
 
 // Tensor-core MMA kind: shape m x n x k and operand / accumulator types, e.g. m16n8k16 bf16 -> f32.
@@ -65,21 +82,21 @@ inline constexpr uint16_t kNoReg = 0xffff;
 struct DynInst {
   OpClass op = OpClass::kInt;
   uint8_t n_dst = 0, n_src = 0;
-  uint8_t access_bytes = 0;      // bytes per lane for memory ops (vector width x dtype size)
-  DType dtype = DType::kF32;     // element type of the operation
-  bool cache_global = true;      // ld.global.ca (true) or .cg (false: bypass L1)
-  uint16_t dst[kMaxDst] = {kNoReg, kNoReg};   // register ids written (scoreboard)
+  uint8_t access_bytes = 0;                  // bytes per lane for memory ops (vector width x dtype size)
+  DType dtype = DType::kF32;                 // element type of the operation
+  bool cache_global = true;                  // ld.global.ca (true) or .cg (false: bypass L1)
+  uint16_t dst[kMaxDst] = {kNoReg, kNoReg};  // register ids written (scoreboard)
   uint16_t src[kMaxSrc] = {kNoReg, kNoReg, kNoReg, kNoReg, kNoReg, kNoReg};  // register ids read
-  uint32_t active = 0;           // lanes that execute this instruction (after predicates)
-  uint32_t live = 0;             // lanes of the warp that have not exited (for barrier-divergence checks)
-  int32_t imm = 0;               // wait_group N, barrier id, mbarrier expected count / parity
-  uint32_t static_id = 0;        // index of the static instruction (Program::instruction(static_id))
-  uint64_t flops = 0;            // floating-point operations of this warp instruction (all active lanes)
-  MmaKind mma;                   // for kMma / kWgmma
-  uint32_t addr_active = 0;      // lanes whose addr/addr2 are meaningful: `active`, except ldmatrix/stmatrix
-                                 // .x1/.x2 (only lanes 0-7 / 0-15 supply row addresses)
-  uint64_t addr[kWarpSize] = {}; // per-lane byte address: global virtual address, or shared offset in the CTA
-  uint64_t addr2[kWarpSize] = {};// cp.async shared destination; mbarrier address in addr2[0]
+  uint32_t active = 0;             // lanes that execute this instruction (after predicates)
+  uint32_t live = 0;               // lanes of the warp that have not exited (for barrier-divergence checks)
+  int32_t imm = 0;                 // wait_group N, barrier id, mbarrier expected count / parity
+  uint32_t static_id = 0;          // index of the static instruction (Program::instruction(static_id))
+  uint64_t flops = 0;              // floating-point operations of this warp instruction (all active lanes)
+  MmaKind mma;                     // for kMma / kWgmma
+  uint32_t addr_active = 0;        // lanes whose addr/addr2 are meaningful: `active`, except ldmatrix/stmatrix
+                                   // .x1/.x2 (only lanes 0-7 / 0-15 supply row addresses)
+  uint64_t addr[kWarpSize] = {};   // per-lane byte address: global virtual address, or shared offset in the CTA
+  uint64_t addr2[kWarpSize] = {};  // cp.async shared destination; mbarrier address in addr2[0]
 };
 
 }  // namespace gtsim::ir

@@ -16,17 +16,39 @@ inline void lanes2(int64_t* out, const int64_t* x, const int64_t* y, F f) {
 void vec_op(ExprOp op, int64_t* out, const int64_t* x, const int64_t* y) {
   using U = uint64_t;
   switch (op) {
-    case ExprOp::kAdd: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) + U(b)); }); return;
-    case ExprOp::kSub: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) - U(b)); }); return;
-    case ExprOp::kMul: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) * U(b)); }); return;
-    case ExprOp::kAnd: lanes2(out, x, y, [](int64_t a, int64_t b) { return a & b; }); return;
-    case ExprOp::kOr: lanes2(out, x, y, [](int64_t a, int64_t b) { return a | b; }); return;
-    case ExprOp::kXor: lanes2(out, x, y, [](int64_t a, int64_t b) { return a ^ b; }); return;
-    case ExprOp::kShl: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) << (U(b) & 63)); }); return;
-    case ExprOp::kShr: lanes2(out, x, y, [](int64_t a, int64_t b) { return a >> (U(b) & 63); }); return;
-    case ExprOp::kLt: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a < b); }); return;
-    case ExprOp::kEq: lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a == b); }); return;
-    default: lanes2(out, x, y, [op](int64_t a, int64_t b) { return scalar_op(op, a, b); }); return;
+    case ExprOp::kAdd:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) + U(b)); });
+      return;
+    case ExprOp::kSub:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) - U(b)); });
+      return;
+    case ExprOp::kMul:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) * U(b)); });
+      return;
+    case ExprOp::kAnd:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return a & b; });
+      return;
+    case ExprOp::kOr:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return a | b; });
+      return;
+    case ExprOp::kXor:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return a ^ b; });
+      return;
+    case ExprOp::kShl:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(U(a) << (U(b) & 63)); });
+      return;
+    case ExprOp::kShr:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return a >> (U(b) & 63); });
+      return;
+    case ExprOp::kLt:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a < b); });
+      return;
+    case ExprOp::kEq:
+      lanes2(out, x, y, [](int64_t a, int64_t b) { return int64_t(a == b); });
+      return;
+    default:
+      lanes2(out, x, y, [op](int64_t a, int64_t b) { return scalar_op(op, a, b); });
+      return;
   }
 }
 
@@ -52,14 +74,21 @@ void Evaluator::init(const Program::Impl* p, const uint32_t cta[3], uint32_t war
 
 Val Evaluator::from_slot(uint32_t slot, int line, int col) const {
   if (slot >= slots.size())
-    throw InputError(SourcePos{p_->file, line, col}, "register array index out of range at run time, expected an index below the array size");
+    throw InputError(SourcePos{p_->file, line, col},
+                     "register array index out of range at run time, expected an index below the array size");
   const Slot& s = slots[slot];
   return Val{s.a, s.s, s.v, s.k};
 }
 
 void Evaluator::unary(ExprOp op, Val& x, int64_t* rx) {
-  if (x.k == kU) { x.a = scalar_op(op, x.a, 0); return; }
-  if (op == ExprOp::kNeg && x.k == kA) { x.a = scalar_op(op, x.a, 0), x.s = scalar_op(op, x.s, 0); return; }
+  if (x.k == kU) {
+    x.a = scalar_op(op, x.a, 0);
+    return;
+  }
+  if (op == ExprOp::kNeg && x.k == kA) {
+    x.a = scalar_op(op, x.a, 0), x.s = scalar_op(op, x.s, 0);
+    return;
+  }
   const int64_t* xp = lane_values(x, rx);
   for (int l = 0; l < kWarpSize; ++l) rx[l] = scalar_op(op, xp[l], 0);
   x.k = kV, x.v = rx;
@@ -67,19 +96,36 @@ void Evaluator::unary(ExprOp op, Val& x, int64_t* rx) {
 
 void Evaluator::binary(ExprOp op, Val& x, Val& y, int64_t* rx, int64_t* ry) {
   using U = uint64_t;
-  if (x.k == kU && y.k == kU) { x.a = scalar_op(op, x.a, y.a); return; }
+  if (x.k == kU && y.k == kU) {
+    x.a = scalar_op(op, x.a, y.a);
+    return;
+  }
   if (x.k != kV && y.k != kV) {
     switch (op) {
-      case ExprOp::kAdd: x = Val{int64_t(U(x.a) + U(y.a)), int64_t(U(x.s) + U(y.s)), nullptr, kA}; return;
-      case ExprOp::kSub: x = Val{int64_t(U(x.a) - U(y.a)), int64_t(U(x.s) - U(y.s)), nullptr, kA}; return;
+      case ExprOp::kAdd:
+        x = Val{int64_t(U(x.a) + U(y.a)), int64_t(U(x.s) + U(y.s)), nullptr, kA};
+        return;
+      case ExprOp::kSub:
+        x = Val{int64_t(U(x.a) - U(y.a)), int64_t(U(x.s) - U(y.s)), nullptr, kA};
+        return;
       case ExprOp::kMul:
-        if (y.k == kU) { x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.s) * U(y.a)), nullptr, kA}; return; }
-        if (x.k == kU) { x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.a) * U(y.s)), nullptr, kA}; return; }
+        if (y.k == kU) {
+          x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.s) * U(y.a)), nullptr, kA};
+          return;
+        }
+        if (x.k == kU) {
+          x = Val{int64_t(U(x.a) * U(y.a)), int64_t(U(x.a) * U(y.s)), nullptr, kA};
+          return;
+        }
         break;
       case ExprOp::kShl:
-        if (y.k == kU) { x = Val{int64_t(U(x.a) << (U(y.a) & 63)), int64_t(U(x.s) << (U(y.a) & 63)), nullptr, kA}; return; }
+        if (y.k == kU) {
+          x = Val{int64_t(U(x.a) << (U(y.a) & 63)), int64_t(U(x.s) << (U(y.a) & 63)), nullptr, kA};
+          return;
+        }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   const int64_t* xp = lane_values(x, rx);
@@ -114,21 +160,37 @@ Val Evaluator::eval(uint32_t id) {
   const Node* n = p_->nodes.data() + c.first;
   for (uint32_t i = 0; i < c.count; ++i, ++n) {
     switch (n->kind) {
-      case NodeKind::kConst: st_[sp++] = Val{n->c}; break;
-      case NodeKind::kSlot: st_[sp++] = from_slot(n->slot, n->line, n->col); break;
+      case NodeKind::kConst:
+        st_[sp++] = Val{n->c};
+        break;
+      case NodeKind::kSlot:
+        st_[sp++] = from_slot(n->slot, n->line, n->col);
+        break;
       case NodeKind::kSlotIdx: {
         Val& ix = st_[sp - 1];
         int64_t k = ix.k == kV ? ix.v[0] : ix.a;
         if (k < 0 || k >= int64_t(n->count))
-          throw InputError(SourcePos{p_->file, n->line, n->col}, "register index " + std::to_string(k) + " out of range at run time, expected 0 .. " + std::to_string(n->count - 1));
+          throw InputError(SourcePos{p_->file, n->line, n->col}, "register index " + std::to_string(k) +
+                                                                     " out of range at run time, expected 0 .. " +
+                                                                     std::to_string(n->count - 1));
         ix = from_slot(n->slot + uint32_t(k), n->line, n->col);
         break;
       }
-      case NodeKind::kLane: st_[sp++] = Val{0, 1, nullptr, kA}; break;
-      case NodeKind::kTid: st_[sp++] = tid_[n->slot]; break;
-      case NodeKind::kWarp: st_[sp++] = Val{int64_t(warp_)}; break;
-      case NodeKind::kCtaid: st_[sp++] = Val{int64_t(cta_[n->slot])}; break;
-      case NodeKind::kUnary: unary(n->op, st_[sp - 1], &scratch_[(sp - 1) * kWarpSize]); break;
+      case NodeKind::kLane:
+        st_[sp++] = Val{0, 1, nullptr, kA};
+        break;
+      case NodeKind::kTid:
+        st_[sp++] = tid_[n->slot];
+        break;
+      case NodeKind::kWarp:
+        st_[sp++] = Val{int64_t(warp_)};
+        break;
+      case NodeKind::kCtaid:
+        st_[sp++] = Val{int64_t(cta_[n->slot])};
+        break;
+      case NodeKind::kUnary:
+        unary(n->op, st_[sp - 1], &scratch_[(sp - 1) * kWarpSize]);
+        break;
       case NodeKind::kBinary:
         binary(n->op, st_[sp - 2], st_[sp - 1], &scratch_[(sp - 2) * kWarpSize], &scratch_[(sp - 1) * kWarpSize]);
         --sp;

@@ -60,7 +60,9 @@ uint16_t WarpExecutor::State::reg_id(const RegRef& r) {
   if (r.idx == kNoExpr) return r.base;
   int64_t i = ev.eval_u(r.idx);
   if (i < 0 || i >= r.count)
-    throw InputError(SourcePos{P->file, 0, 0}, "register array index " + std::to_string(i) + " out of range at run time, expected 0 .. " + std::to_string(r.count - 1));
+    throw InputError(SourcePos{P->file, 0, 0}, "register array index " + std::to_string(i) +
+                                                   " out of range at run time, expected 0 .. " +
+                                                   std::to_string(r.count - 1));
   return uint16_t(r.base + i);
 }
 
@@ -79,10 +81,12 @@ void WarpExecutor::State::values(const CInst& ci, uint32_t act, const DynInst& o
   if (ci.n_dst == 0) return;
   uint32_t d = out.dst[0];
   switch (ci.form) {
-    case Form::kIntAlu: case Form::kIExpr:
+    case Form::kIntAlu:
+    case Form::kIExpr:
       if (ci.value != kNoExpr) write(d, ev.eval(ci.value), act);
       return;
-    case Form::kLoad: case Form::kAtom: {
+    case Form::kLoad:
+    case Form::kAtom: {
       const BufInit* bi = ci.m1.buffer >= 0 ? P->inits[size_t(ci.m1.buffer)].get() : nullptr;
       if (!bi || bi->kind == InitKind::kNone || bi->kind == InitKind::kZero || ci.form == Form::kAtom) {
         write(d, Val{0}, act);
@@ -99,14 +103,17 @@ void WarpExecutor::State::values(const CInst& ci, uint32_t act, const DynInst& o
       const int64_t* lv = lane_values(ev.eval(ci.value), tmp);
       int64_t res[kWarpSize];
       for (int l = 0; l < kWarpSize; ++l) {
-        int64_t src = ci.shfl == ShflMode::kBfly ? (l ^ lv[l]) : ci.shfl == ShflMode::kUp ? l - lv[l]
-                      : ci.shfl == ShflMode::kDown ? l + lv[l] : lv[l];
+        int64_t src = ci.shfl == ShflMode::kBfly   ? (l ^ lv[l])
+                      : ci.shfl == ShflMode::kUp   ? l - lv[l]
+                      : ci.shfl == ShflMode::kDown ? l + lv[l]
+                                                   : lv[l];
         res[l] = src >= 0 && src < kWarpSize && (act >> src & 1) ? tmp2[src] : tmp2[l];
       }
       write_lanes(d, res, act);
       return;
     }
-    default: return;
+    default:
+      return;
   }
 }
 
@@ -119,7 +126,7 @@ void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, Dyn
   out.active = act, out.live = live, out.static_id = sid, out.mma = ci.mma;
   out.imm = ci.imm == kNoExpr ? 0 : int32_t(ev.eval_u(ci.imm));
   out.flops = (ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) ? (act ? ci.mma.flops() : 0)
-                                                                    : uint64_t(ci.flops_lane) * std::popcount(act);
+                                                                   : uint64_t(ci.flops_lane) * std::popcount(act);
   out.addr_active = 0;
   if (ci.vec != kNoExpr) out.access_bytes = uint8_t(ev.eval_u(ci.vec) * ci.m1.elem);
   if (ci.m1.idx != kNoExpr) addresses(ci.m1, out.addr), out.addr_active = act & ci.addr_lanes;
@@ -187,18 +194,28 @@ void WarpExecutor::State::loop_inc(const Op& op, uint32_t mask) {
 bool WarpExecutor::State::step(SimtEntry& t) {
   const Op& op = P->code[t.pc];
   switch (op.k) {
-    case OpK::kLet: write(op.a, ev.eval(op.b), t.mask); ++t.pc; return true;
-    case OpK::kJump: t.pc = op.a; return true;
+    case OpK::kLet:
+      write(op.a, ev.eval(op.b), t.mask);
+      ++t.pc;
+      return true;
+    case OpK::kJump:
+      t.pc = op.a;
+      return true;
     case OpK::kLoopInit:
       write(op.a, ev.eval(op.b), t.mask);
       if (op.loop != kNoExpr) loop_start(op, t.mask);
-      if (op.divergent) { stack.enter_loop(t.pc + 1, op.c); return false; }
+      if (op.divergent) {
+        stack.enter_loop(t.pc + 1, op.c);
+        return false;
+      }
       ++t.pc;
       return true;
     case OpK::kLoopTest: {
       uint32_t cont = loop_test(op, t.mask);
-      if (!cont) t.pc = op.c;
-      else t.mask = cont, ++t.pc;
+      if (!cont)
+        t.pc = op.c;
+      else
+        t.mask = cont, ++t.pc;
       if (cont && op.loop != kNoExpr) {  // a group starts: counter update and exit test (hoisted, as ptxas does)
         const LoopCtl& lc = P->loop_ctl[op.loop];
         const LoopRun& r = runs[op.loop];
@@ -218,16 +235,22 @@ bool WarpExecutor::State::step(SimtEntry& t) {
       return true;
     case OpK::kIf: {
       uint32_t taken = ev.mask_of(op.a, t.mask);
-      if (taken == t.mask) ++t.pc;
-      else if (!taken) t.pc = op.b;
-      else { stack.diverge(taken, t.pc + 1, op.b, op.c, op.d != 0); return false; }
+      if (taken == t.mask)
+        ++t.pc;
+      else if (!taken)
+        t.pc = op.b;
+      else {
+        stack.diverge(taken, t.pc + 1, op.b, op.c, op.d != 0);
+        return false;
+      }
       return true;
     }
     case OpK::kExit:
       live &= ~t.mask;
       stack.exit_lanes(t.mask);
       return false;
-    case OpK::kInst: return true;
+    case OpK::kInst:
+      return true;
   }
   return true;
 }

@@ -196,40 +196,30 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
   if (p.dtype == "f32")
     return {{"M", p.M},   {"N", p.N},   {"K", p.K},       {"BM", t.bm},        {"BN", t.bn},         {"BK", t.bk},
             {"TM", t.tm}, {"TN", t.tn}, {"REGS", t.regs}, {"TILE_BASE", base}, {"TILE_COUNT", count}};
-  if (p.schedule == GemmSchedule::kSplitK)
-    return {{"M", p.M},
-            {"N", p.N},
-            {"K", p.K},
-            {"BM", t.bm},
-            {"BN", t.bn},
-            {"BK", t.bk},
-            {"WARPS_M", t.warps_m},
-            {"WARPS_N", t.warps_n},
-            {"STAGES", t.stages},
-            {"REGS", t.regs},
-            {"VEC_A", p.vec_a},
-            {"VEC_B", p.vec_b},
-            {"KSPLIT", p.ksplit},
-            {"PHASE", 0},
-            {"TILE_BASE", base},
-            {"TILE_COUNT", count}};
-  int64_t grid = p.schedule == GemmSchedule::kPersistent ? std::min(count, p.grid) : count;
-  return {{"M", p.M},
-          {"N", p.N},
-          {"K", p.K},
-          {"BM", t.bm},
-          {"BN", t.bn},
-          {"BK", t.bk},
-          {"WARPS_M", t.warps_m},
-          {"WARPS_N", t.warps_n},
-          {"STAGES", t.stages},
-          {"REGS", t.regs},
-          {"VEC_A", p.vec_a},
-          {"VEC_B", p.vec_b},
-          {"GRID", grid},
-          {"KSPLIT", 1},
-          {"TILE_BASE", base},
-          {"TILE_COUNT", count}};
+  // the tensor-core kernels (data-parallel, persistent, split-K) share every parameter but the
+  // schedule's own: GRID for the persistent loop, PHASE for split-K's partial/reduce launches
+  ir::ParamValues v = {{"M", p.M},
+                       {"N", p.N},
+                       {"K", p.K},
+                       {"BM", t.bm},
+                       {"BN", t.bn},
+                       {"BK", t.bk},
+                       {"WARPS_M", t.warps_m},
+                       {"WARPS_N", t.warps_n},
+                       {"STAGES", t.stages},
+                       {"REGS", t.regs},
+                       {"VEC_A", p.vec_a},
+                       {"VEC_B", p.vec_b},
+                       {"TILE_BASE", base},
+                       {"TILE_COUNT", count}};
+  if (p.schedule == GemmSchedule::kSplitK) {
+    v["KSPLIT"] = p.ksplit;
+    v["PHASE"] = 0;
+    return v;
+  }
+  v["GRID"] = p.schedule == GemmSchedule::kPersistent ? std::min(count, p.grid) : count;
+  v["KSPLIT"] = 1;
+  return v;
 }
 
 ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
