@@ -27,13 +27,21 @@ std::string twin_kernel_name(const std::string& mangled) {
   auto at = mangled.find("twins");
   if (at == std::string::npos) return "";
   size_t i = at + 5, len = 0;
-  while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i]))) len = len * 10 + size_t(mangled[i++] - '0');
+  while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i])))
+    len = len * 10 + size_t(mangled[i++] - '0');
   return len && i + len <= mangled.size() ? mangled.substr(i, len) : "";
 }
 
 std::string ir_kernel_for_twin(const std::string& twin_kernel) {
   if (twin_kernel == "flash_attn_fwd") return "flash_attention_fwd";
   return twin_kernel;
+}
+
+std::vector<std::string> ir_kernels_for_twin_function(const std::string& mangled) {
+  std::vector<std::string> out = {ir_kernel_for_twin(twin_kernel_name(mangled))};
+  // gemm_tiled<8> is also naive attention's batched P V launch (grid z = heads): attn_pv_gemm.kir
+  if (mangled.find("gemm_tiledILi8ELb0ELb0E") != std::string::npos) out.push_back("attn_pv_gemm");
+  return out;
 }
 
 std::string TwinCheck::failure() const {
@@ -53,7 +61,8 @@ std::vector<PtxasEntry> parse_ptxas(const std::string& text) {
       smem(R"((\d+) bytes smem)");
   while (std::getline(in, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, fn)) current = m[1];
+    if (std::regex_search(line, m, fn))
+      current = m[1];
     else if (std::regex_search(line, m, used) && !current.empty()) {
       PtxasEntry e;
       e.function = current;
@@ -228,8 +237,11 @@ std::string run_ptxas(const std::string& nvcc, const std::string& cuda_dir) {
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i = next++; i < srcs.size(); i = next++) {
-      std::string cubin = (fs::temp_directory_path() / ("gtsim_ptxas_" + std::to_string(::getpid()) + "_" + std::to_string(i) + ".cubin")).string();
-      std::string cmd = "'" + nvcc + "' -O3 -std=c++17 -arch=sm_90 -Xptxas -v -cubin '" + srcs[i].string() + "' -o '" + cubin + "' 2>&1";
+      std::string cubin = (fs::temp_directory_path() /
+                           ("gtsim_ptxas_" + std::to_string(::getpid()) + "_" + std::to_string(i) + ".cubin"))
+                              .string();
+      std::string cmd = "'" + nvcc + "' -O3 -std=c++17 -arch=sm_90 -Xptxas -v -cubin '" + srcs[i].string() + "' -o '" +
+                        cubin + "' 2>&1";
       FILE* p = popen(cmd.c_str(), "r");
       if (!p) continue;
       char buf[4096];
@@ -257,9 +269,12 @@ std::vector<std::string> FidelityReport::failed_kernels() const {
   return {s.begin(), s.end()};
 }
 
-const TwinCheck* FidelityReport::find(const std::string& batch, const std::string& function_part) const {
+const TwinCheck* FidelityReport::find(const std::string& batch, const std::string& function_part,
+                                      const std::string& ir_kernel) const {
   for (const auto& t : twins)
-    if (t.batch == batch && t.function.find(function_part) != std::string::npos) return &t;
+    if (t.batch == batch && t.function.find(function_part) != std::string::npos &&
+        (ir_kernel.empty() || t.kernel == ir_kernel))
+      return &t;
   return nullptr;
 }
 
@@ -343,6 +358,8 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
   if (k == "softmax_rows")
     return {{"rows", 2}, {"T", tmpl("ILi", 4) * 1024}, {"OUT_BF16", fn.find("bfloat16") != std::string::npos ? 1 : 0}};
   if (k == "flash_attention_fwd") return {{"B", 1}, {"H", 1}, {"T", 256}, {"D", 64}};
+  if (k == "attn_qk_gemm") return {{"M", 256}, {"N", 256}, {"K", tmpl("ILi", 8) == 8 ? 256 : 257}, {"BH", 1}};
+  if (k == "attn_pv_gemm") return {{"M", 256}, {"N", 64}, {"K", 256}, {"BH", 1}};
   return {};
 }
 
@@ -427,6 +444,7 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
   while (ex.next(d))
     if (d.static_id < runs.size()) runs[d.static_id]++;
   double best_work = 0;
+  int best_l1 = 0;
   for (const auto& [l0, l1] : spans) {
     std::map<std::string, double> cls;
     double work = 0, iters = 0;
@@ -445,10 +463,39 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
     best_work = work;
     best.found = true;
     best.line = l0;
+    best_l1 = l1;
     best.iterations = iters;
     best.per_iteration.clear();
     for (const auto& [c, v] : cls) best.per_iteration[c] = v / iters;
   }
+  if (!best.found) return best;
+  // The compiled loop holds a conditional's code once (e.g. a refill skipped in the last iterations), so the
+  // IR's count is its fullest iteration, not the average: the warp's stream is cut into iterations at the
+  // first static instruction that runs once per iteration, and the one with the most gated work is taken.
+  auto in_span = [&](size_t i) { return P.infos[i].loc.line >= best.line && P.infos[i].loc.line <= best_l1; };
+  size_t anchor = P.insts.size();
+  for (size_t i = 0; i < P.insts.size() && anchor == P.insts.size(); ++i)
+    if (in_span(i) && double(runs[i]) == best.iterations) anchor = i;
+  if (anchor == P.insts.size()) return best;
+  std::map<std::string, double> cur, fullest;
+  double cur_work = 0, fullest_work = -1;
+  bool started = false;
+  auto close = [&]() {
+    if (started && cur_work > fullest_work) fullest = cur, fullest_work = cur_work;
+    cur.clear();
+    cur_work = 0;
+  };
+  ir::WarpExecutor ex2(p, ir::Dim3{0, 0, 0}, 0);
+  while (ex2.next(d)) {
+    if (d.static_id >= P.insts.size() || !in_span(d.static_id)) continue;
+    if (d.static_id == anchor) close(), started = true;
+    if (!started) continue;
+    std::string c(ir::op_class_name(P.insts[d.static_id].op));
+    cur[c] += 1;
+    if (gated_class(c, false)) cur_work += 1;
+  }
+  close();
+  if (fullest_work >= 0) best.per_iteration = fullest;
   return best;
 }
 }  // namespace
@@ -472,115 +519,117 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
     else
       entries.push_back(e);
   }
-  for (const auto& e : entries) {
-    std::string irk = ir_kernel_for_twin(e.kernel);
-    if (e.kernel.empty() || !sim.has_kernel(irk)) continue;
-    if (e.function.find("ILb1E") != std::string::npos && e.kernel == "pointer_chase")
-      continue;  // the clock64-timed chase
-    TwinCheck t;
-    t.batch = batch;
-    t.kernel = irk;
-    t.function = e.function;
-    t.twin_regs = e.regs;
-    t.twin_smem = e.smem;
-    for (const auto& [part, bytes] : dynamic_smem)
-      if (e.function.find(part) != std::string::npos) t.dynamic_smem = bytes;
-    t.twin_smem += t.dynamic_smem;
-    std::shared_ptr<const ir::Program> prog;
-    try {
-      prog = sim.program_for(irk, cheap_params(irk, e.function));
-    } catch (const std::exception& ex) {
-      t.note = std::string("IR kernel does not build: ") + ex.what();
-      r.twins.push_back(t);
-      continue;
-    }
-    t.ir_regs = int(prog->regs_per_thread());
-    t.ir_smem = int(prog->shared_bytes());
-    t.regs_equal = t.ir_regs == t.twin_regs;
-    t.smem_equal = t.ir_smem == t.twin_smem;
-    int threads = int(prog->threads_per_cta());
-    t.ir_ctas_per_sm = ctas_per_sm(*hw, t.ir_regs, t.ir_smem, threads);
-    t.twin_ctas_per_sm = ctas_per_sm(*hw, t.twin_regs, t.twin_smem, threads);
-    t.occupancy_equal = t.ir_ctas_per_sm == t.twin_ctas_per_sm;
-    for (const auto& f : sass) {
-      if (f.function != e.function) continue;
-      t.sass_checked = true;
-      auto counts = ir::count_instructions(*prog);
-      IrClasses whole = ir_classes(*prog);
-      // the IR's main loop: the executed static body with the most non-integer work; none (or SASS
-      // without a loop) -> the whole function against the IR's executed + cold instructions
-      std::map<std::string, double> ir;
-      const ir::InstructionCounts::Body* best = nullptr;
-      uint64_t best_key = 0;
-      const ir::Program::Impl& P = prog->impl();
-      std::map<std::string, uint32_t> loop_code;  // body name -> loop code index
-      for (size_t i = 0; i < P.insts.size(); ++i)
-        if (P.loop_of_inst[i] != ir::kNoExpr)
-          loop_code.emplace("loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line),
-                            P.loop_of_inst[i]);
-      for (const auto& b : counts.static_bodies) {
-        if (b.where == "kernel") continue;
-        auto lc = loop_code.find(b.where);
-        if (lc != loop_code.end() && !whole.hot_loops.count(lc->second)) continue;  // a cold loop (never executed)
-        uint64_t key = 0;
-        for (size_t c = 0; c < b.per_class.size(); ++c)
-          if (gated_class(std::string(ir::op_class_name(ir::OpClass(c))), false)) key += b.per_class[c];
-        if (key > best_key) best_key = key, best = &b;
+  for (const auto& e : entries)
+    for (const auto& irk : ir_kernels_for_twin_function(e.function)) {
+      if (e.kernel.empty() || !sim.has_kernel(irk)) continue;
+      if (e.function.find("ILb1E") != std::string::npos && e.kernel == "pointer_chase")
+        continue;  // the clock64-timed chase
+      TwinCheck t;
+      t.batch = batch;
+      t.kernel = irk;
+      t.function = e.function;
+      t.twin_regs = e.regs;
+      t.twin_smem = e.smem;
+      for (const auto& [part, bytes] : dynamic_smem)
+        if (e.function.find(part) != std::string::npos) t.dynamic_smem = bytes;
+      t.twin_smem += t.dynamic_smem;
+      std::shared_ptr<const ir::Program> prog;
+      try {
+        prog = sim.program_for(irk, cheap_params(irk, e.function));
+      } catch (const std::exception& ex) {
+        t.note = std::string("IR kernel does not build: ") + ex.what();
+        r.twins.push_back(t);
+        continue;
       }
-      bool loop = f.has_loop && best != nullptr;
-      IrLoop main;
-      if (loop) {
-        try {
-          main = ir_main_loop(*prog, *ir::parse_kernel_file(sim.kernel_path(irk)));
-        } catch (const std::exception&) {
+      t.ir_regs = int(prog->regs_per_thread());
+      t.ir_smem = int(prog->shared_bytes());
+      t.regs_equal = t.ir_regs == t.twin_regs;
+      t.smem_equal = t.ir_smem == t.twin_smem;
+      int threads = int(prog->threads_per_cta());
+      t.ir_ctas_per_sm = ctas_per_sm(*hw, t.ir_regs, t.ir_smem, threads);
+      t.twin_ctas_per_sm = ctas_per_sm(*hw, t.twin_regs, t.twin_smem, threads);
+      t.occupancy_equal = t.ir_ctas_per_sm == t.twin_ctas_per_sm;
+      for (const auto& f : sass) {
+        if (f.function != e.function) continue;
+        t.sass_checked = true;
+        auto counts = ir::count_instructions(*prog);
+        IrClasses whole = ir_classes(*prog);
+        // the IR's main loop: the executed static body with the most non-integer work; none (or SASS
+        // without a loop) -> the whole function against the IR's executed + cold instructions
+        std::map<std::string, double> ir;
+        const ir::InstructionCounts::Body* best = nullptr;
+        uint64_t best_key = 0;
+        const ir::Program::Impl& P = prog->impl();
+        std::map<std::string, uint32_t> loop_code;  // body name -> loop code index
+        for (size_t i = 0; i < P.insts.size(); ++i)
+          if (P.loop_of_inst[i] != ir::kNoExpr)
+            loop_code.emplace("loop at " + P.infos[i].loc.file + ":" + std::to_string(P.infos[i].loc.line),
+                              P.loop_of_inst[i]);
+        for (const auto& b : counts.static_bodies) {
+          if (b.where == "kernel") continue;
+          auto lc = loop_code.find(b.where);
+          if (lc != loop_code.end() && !whole.hot_loops.count(lc->second)) continue;  // a cold loop (never executed)
+          uint64_t key = 0;
+          for (size_t c = 0; c < b.per_class.size(); ++c)
+            if (gated_class(std::string(ir::op_class_name(ir::OpClass(c))), false)) key += b.per_class[c];
+          if (key > best_key) best_key = key, best = &b;
         }
+        bool loop = f.has_loop && best != nullptr;
+        IrLoop main;
+        if (loop) {
+          try {
+            main = ir_main_loop(*prog, *ir::parse_kernel_file(sim.kernel_path(irk)));
+          } catch (const std::exception&) {
+          }
+        }
+        if (loop && main.found) {
+          ir = main.per_iteration;
+        } else if (loop) {
+          for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c)
+            if (best->per_class[c] > 0)
+              ir[std::string(ir::op_class_name(ir::OpClass(c)))] += double(best->per_class[c]);
+        } else {
+          ir = whole.per_class;
+        }
+        const auto& h = loop ? f.loop_hist : f.whole_hist;
+        double ir_key = 0, sass_key = 0;
+        std::set<std::string> classes;
+        for (const auto& [k, v] : ir)
+          if (gated_class(k, false)) ir_key += v, classes.insert(k);
+        for (const auto& [k, v] : h)
+          if (gated_class(k, false)) sass_key += v, classes.insert(k);
+        if (gate_loop_overhead) classes.insert({"int", "branch"});
+        double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
+        double worst = 0;
+        nlohmann::json d = nlohmann::json::object();
+        for (const auto& k : classes) {
+          double iv = ir.count(k) ? ir[k] * unroll : 0, sv = h.count(k) ? h.at(k) : 0;
+          double rel = iv > 0 ? std::fabs(sv - iv) / iv : (sv > 0 ? sv / std::max(1.0, sass_key) : 0);
+          // a class absent from the IR fails when it is over 10% of the loop's non-integer work
+          worst = std::max(worst, rel);
+          d[k] = {{"ir_x_unroll", iv}, {"sass", sv}, {"rel_diff_pct", rel * 100}};
+        }
+        // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
+        for (const char* k : {"int", "branch"})
+          if (!gate_loop_overhead)
+            d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
+                                                  {"sass", h.count(k) ? h.at(k) : 0}};
+        if (loop && main.found) d["ir_loop_line"] = main.line;
+        d["scope"] = loop && main.found ? "innermost SASS loop vs one iteration of the IR loop (nested loops included) "
+                                          "that executes the most non-integer work"
+                     : loop
+                         ? "innermost SASS loop vs the IR loop body with the most non-integer work"
+                         : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
+                           "never-executed (cold) instructions";
+        if (!loop && whole.cold_insts) d["ir_cold_instructions"] = whole.cold_insts;
+        if (f.subroutine_insts) d["sass_subroutine_instructions_left_out"] = f.subroutine_insts;
+        d["unroll"] = unroll;
+        t.sass_detail = d;
+        t.sass_worst = worst;
+        t.sass_ok = worst <= 0.10 + 1e-9;
       }
-      if (loop && main.found) {
-        ir = main.per_iteration;
-      } else if (loop) {
-        for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c)
-          if (best->per_class[c] > 0) ir[std::string(ir::op_class_name(ir::OpClass(c)))] += double(best->per_class[c]);
-      } else {
-        ir = whole.per_class;
-      }
-      const auto& h = loop ? f.loop_hist : f.whole_hist;
-      double ir_key = 0, sass_key = 0;
-      std::set<std::string> classes;
-      for (const auto& [k, v] : ir)
-        if (gated_class(k, false)) ir_key += v, classes.insert(k);
-      for (const auto& [k, v] : h)
-        if (gated_class(k, false)) sass_key += v, classes.insert(k);
-      if (gate_loop_overhead) classes.insert({"int", "branch"});
-      double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
-      double worst = 0;
-      nlohmann::json d = nlohmann::json::object();
-      for (const auto& k : classes) {
-        double iv = ir.count(k) ? ir[k] * unroll : 0, sv = h.count(k) ? h.at(k) : 0;
-        double rel = iv > 0 ? std::fabs(sv - iv) / iv : (sv > 0 ? sv / std::max(1.0, sass_key) : 0);
-        // a class absent from the IR fails when it is over 10% of the loop's non-integer work
-        worst = std::max(worst, rel);
-        d[k] = {{"ir_x_unroll", iv}, {"sass", sv}, {"rel_diff_pct", rel * 100}};
-      }
-      // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
-      for (const char* k : {"int", "branch"})
-        if (!gate_loop_overhead)
-          d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
-                                                {"sass", h.count(k) ? h.at(k) : 0}};
-      if (loop && main.found) d["ir_loop_line"] = main.line;
-      d["scope"] = loop && main.found ? "innermost SASS loop vs one iteration of the IR loop (nested loops included) "
-                                        "that executes the most non-integer work"
-                   : loop             ? "innermost SASS loop vs the IR loop body with the most non-integer work"
-                          : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
-                            "never-executed (cold) instructions";
-      if (!loop && whole.cold_insts) d["ir_cold_instructions"] = whole.cold_insts;
-      if (f.subroutine_insts) d["sass_subroutine_instructions_left_out"] = f.subroutine_insts;
-      d["unroll"] = unroll;
-      t.sass_detail = d;
-      t.sass_worst = worst;
-      t.sass_ok = worst <= 0.10 + 1e-9;
+      r.twins.push_back(t);
     }
-    r.twins.push_back(t);
-  }
   return r;
 }
 

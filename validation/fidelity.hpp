@@ -6,10 +6,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/exec/dyn_inst.hpp"
 
@@ -46,16 +45,19 @@ std::string twin_kernel_name(const std::string& mangled);
 // The IR kernel (kernels_ir/lib/NAME.kir) a twin function is checked against: the twin's name, except
 // where the names differ ("flash_attn_fwd" -> "flash_attention_fwd").
 std::string ir_kernel_for_twin(const std::string& twin_kernel);
+// Every IR kernel a twin function (mangled name) is checked against: ir_kernel_for_twin of its name, and
+// attn_pv_gemm for gemm_tiled<8> (naive attention's batched P V launch is that function).
+std::vector<std::string> ir_kernels_for_twin_function(const std::string& mangled);
 
 struct TwinCheck {
   std::string batch;  // the measured batch whose compiler record this is
   std::string kernel, function;
   int ir_regs = 0, twin_regs = 0, ir_smem = 0, twin_smem = 0;
   bool regs_equal = false, smem_equal = false;
-  bool occupancy_equal = false;       // the same CTAs per SM on the config despite a register difference
+  bool occupancy_equal = false;  // the same CTAs per SM on the config despite a register difference
   int ir_ctas_per_sm = 0, twin_ctas_per_sm = 0;
   bool sass_checked = false, sass_ok = false;
-  double sass_worst = 0;              // worst relative class difference (gated classes)
+  double sass_worst = 0;  // worst relative class difference (gated classes)
   nlohmann::json sass_detail = nlohmann::json::object();
   std::string note;
   int dynamic_smem = 0;  // the twin's dynamic shared memory (the runner's record), in twin_smem
@@ -65,13 +67,15 @@ struct TwinCheck {
 };
 
 struct FidelityReport {
-  std::string ptxas_source;           // "recorded: <file>" or "nvcc -Xptxas -v (here)"
+  std::string ptxas_source;  // "recorded: <file>" or "nvcc -Xptxas -v (here)"
   std::vector<TwinCheck> twins;
   std::vector<std::string> notes;
   // Kernels with a twin that fails (SASS or occupancy), in any batch.
   std::vector<std::string> failed_kernels() const;
   // The check of `batch`'s twin whose mangled name contains `function_part` (nullptr when none).
-  const TwinCheck* find(const std::string& batch, const std::string& function_part) const;
+  // With `ir_kernel`, the check against that IR kernel (a twin function may be checked against several).
+  const TwinCheck* find(const std::string& batch, const std::string& function_part,
+                        const std::string& ir_kernel = "") const;
   nlohmann::json to_json() const;
 };
 
