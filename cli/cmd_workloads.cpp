@@ -32,7 +32,9 @@ Runner add_waves(CLI::App& app) {
                  "output tile BMxBN (default 256x128, f32 128x128), or auto (simulate the menu, keep the fastest)");
   app.add_option("--schedule", o->req.schedule, "data-parallel | persistent | split-k");
   app.add_option("--split", o->req.split, "split-k: K slices per output tile (default: the planner's choice)");
-  app.add_option("--dtype", o->req.dtype, "bf16 (tensor-core mma.sync) | f32 (CUDA-core FFMA, gemm_fp32.kir)");
+  app.add_option("--dtype", o->req.dtype,
+                 "bf16 | f16 | tf32 | e4m3 (tensor-core mma.sync; aliases fp16, fp8) | f32 (CUDA-core FFMA, "
+                 "gemm_fp32.kir; alias fp32)");
   app.add_option("--set", o->sets, "config override PATH=VALUE");
   app.add_flag("--exact", o->req.exact, "simulate every wave (no sampling)");
   app.add_flag("!--no-suggestions", o->req.suggestions, "skip the padded alternatives (each is a simulation)");

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "kernels_ir/ast.hpp"
+#include "kernels_ir/ops.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/occupancy.hpp"
@@ -32,15 +33,55 @@ const std::vector<GemmTile>& gemm_tile_menu(const std::string& dtype) {
       {64, 128, 8, 0, 0, 1, 88, 4, 8},
       {64, 64, 8, 0, 0, 1, 64, 4, 4},
   };
-  check_gemm_dtype(dtype);
-  return dtype == "f32" ? fp32_menu : menu;
+  // The other tensor-core dtypes (gemm_persistent.kir's DT): the same shapes with BK = 64 bytes of K
+  // (f16 32, tf32 16, e4m3 64 elements), so the same shared memory. No twin: the registers are the
+  // bf16 kernels' (the same accumulators and fragment registers), an estimate.
+  static const std::vector<GemmTile> f16_menu = menu;
+  static const std::vector<GemmTile> tf32_menu = [] {
+    auto m = menu;
+    for (auto& t : m) t.bk = 16;
+    return m;
+  }();
+  static const std::vector<GemmTile> e4m3_menu = [] {
+    auto m = menu;
+    for (auto& t : m) t.bk = 64;
+    return m;
+  }();
+  const std::string dt = canonical_gemm_dtype(dtype);
+  if (dt == "f32") return fp32_menu;
+  if (dt == "f16") return f16_menu;
+  if (dt == "tf32") return tf32_menu;
+  if (dt == "e4m3") return e4m3_menu;
+  return menu;
 }
 
-void check_gemm_dtype(const std::string& dtype) {
-  if (dtype != "bf16" && dtype != "f32")
-    throw InputError(
-        SourcePos{"--dtype", 0, 0},
-        "gtsim waves simulates bf16 (tensor-core mma.sync) and f32 (CUDA-core FFMA) GEMMs, got '" + dtype + "'");
+std::string canonical_gemm_dtype(const std::string& dtype) {
+  for (const char* d : {"bf16", "f16", "tf32", "e4m3", "f32"})
+    if (dtype == d) return dtype;
+  if (dtype == "fp16") return "f16";
+  if (dtype == "fp8") return "e4m3";
+  if (dtype == "fp32") return "f32";
+  throw InputError(SourcePos{"--dtype", 0, 0},
+                   "gtsim waves simulates bf16, f16, tf32, e4m3 (tensor-core mma.sync) and f32 (CUDA-core FFMA) "
+                   "GEMMs, got '" +
+                       dtype + "'");
+}
+
+void check_gemm_dtype(const std::string& dtype) { canonical_gemm_dtype(dtype); }
+
+int gemm_elem_bytes(const std::string& dtype) {
+  const std::string dt = canonical_gemm_dtype(dtype);
+  return dt == "e4m3" ? 1 : dt == "tf32" || dt == "f32" ? 4 : 2;
+}
+
+int gemm_dt_param(const std::string& dtype) {
+  const std::string dt = canonical_gemm_dtype(dtype);
+  return dt == "f16" ? 0 : dt == "bf16" ? 1 : dt == "tf32" ? 2 : dt == "e4m3" ? 3 : -1;
+}
+
+bool gemm_b_k_major(const std::string& dtype) {
+  const std::string dt = canonical_gemm_dtype(dtype);
+  return dt == "tf32" || dt == "e4m3";
 }
 
 GemmTile parse_tile(const std::string& s, const std::string& dtype) {
@@ -49,7 +90,7 @@ GemmTile parse_tile(const std::string& s, const std::string& dtype) {
   std::string list;
   for (const auto& t : gemm_tile_menu(dtype)) list += (list.empty() ? "" : ", ") + t.str();
   throw InputError(SourcePos{"--tile", 0, 0},
-                   "unknown " + dtype + " tile '" + s + "', expected auto or one of " + list);
+                   "unknown " + canonical_gemm_dtype(dtype) + " tile '" + s + "', expected auto or one of " + list);
 }
 
 GemmSchedule parse_schedule(const std::string& s) {
@@ -72,17 +113,21 @@ std::string schedule_name(GemmSchedule s) {
   return "?";
 }
 
-int vector_elems(int64_t ld) {
-  for (int v : {8, 4, 2})
-    if (ld % v == 0) return v;
+int vector_elems(int64_t ld) { return vector_elems(ld, 2); }
+
+int vector_elems(int64_t ld, int elem_bytes) {
+  for (int bytes : {16, 8, 4})
+    if (bytes >= elem_bytes && ld % (bytes / elem_bytes) == 0) return bytes / elem_bytes;
   return 1;
 }
 
 namespace {
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-uint32_t smem_bytes(const GemmTile& t) {
+uint32_t smem_bytes(const GemmTile& t, int elem_bytes) {
   if (t.tm > 0) return uint32_t((t.bm * t.bk + t.bk * t.bn) * 4);  // gemm_fp32.kir
-  return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2);
+  // gemm_persistent.kir / gemm_splitk.kir: rows padded by 16 bytes
+  if (elem_bytes == 2) return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2);
+  return uint32_t(t.stages * (t.bm + t.bn) * (t.bk * elem_bytes + 16));  // K-major B: BN rows of BK
 }
 const ir::Kernel& library_kernel(int which) {
   static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32"};
@@ -124,22 +169,33 @@ nlohmann::json GemmPlan::to_json() const {
 GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule sched,
                    int64_t split, const std::string& dtype) {
   if (M < 1 || N < 1 || K < 1) throw InputError(SourcePos{"--gemm", 0, 0}, "GEMM dimensions must be >= 1");
-  check_gemm_dtype(dtype);
-  const bool fp32 = dtype == "f32";
+  const std::string dt = canonical_gemm_dtype(dtype);
+  const bool fp32 = dt == "f32";
+  const int es = gemm_elem_bytes(dt);
   if (fp32 != (tile.tm > 0))
     throw InputError(SourcePos{"--tile", 0, 0}, "tile " + tile.str() + " is not a " + dtype + " tile");
   if (fp32 && sched != GemmSchedule::kDataParallel)
     throw InputError(SourcePos{"--schedule", 0, 0},
                      "the f32 GEMM (gemm_fp32.kir) runs data-parallel only, got " + schedule_name(sched));
+  if (sched == GemmSchedule::kSplitK && dt != "bf16")
+    throw InputError(SourcePos{"--schedule", 0, 0}, "split-k (gemm_splitk.kir) is not available for dtype " + dt +
+                                                        ", expected bf16 (or --schedule data-parallel | persistent)");
   if (split < 0 || (split > 0 && sched != GemmSchedule::kSplitK))
     throw InputError(SourcePos{"--split", 0, 0}, "--split N (N >= 1) goes with --schedule split-k");
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
+  if (!fp32) {  // the simulator would stop at the first mma.sync: say so before planning
+    auto ir_dt = ir::parse_dtype(dt);
+    if (!ir_dt || specs.sm.tensor.mma_sync_flops_per_cycle[size_t(*ir_dt)] <= 0)
+      throw InputError(SourcePos{"--dtype", 0, 0},
+                       "this machine (" + specs.name + ") has no mma.sync rate for dtype " + dt +
+                           " (sm.tensor.mma_sync_flops_per_cycle in the config), expected a dtype it lists");
+  }
   GemmPlan p;
-  p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched, p.dtype = dtype;
+  p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched, p.dtype = dt;
   p.tiles_m = cdiv(M, tile.bm), p.tiles_n = cdiv(N, tile.bn), p.tiles = p.tiles_m * p.tiles_n;
   auto occ = gpu::compute_occupancy(specs.sm, specs.l1_unified_kb,
-                                    gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile)},
+                                    gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile, es)},
                                     fp32                             ? "gemm_fp32"
                                     : sched == GemmSchedule::kSplitK ? "gemm_splitk"
                                                                      : "gemm_persistent");
@@ -154,9 +210,9 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   if (fp32) {  // gemm_fp32.kir: v4 when K and N are multiples of 4, else scalar
     p.vec_a = p.vec_b = K % 4 == 0 && N % 4 == 0 ? 4 : 1;
     p.vector_bytes = p.vec_a * 4;
-  } else {
-    p.vec_a = vector_elems(K), p.vec_b = vector_elems(N);
-    p.vector_bytes = std::min(p.vec_a, p.vec_b) * 2;
+  } else {  // by bytes: A rows are K long; B rows N (row-major B) or K (K-major B: tf32, e4m3)
+    p.vec_a = vector_elems(K, es), p.vec_b = vector_elems(gemm_b_k_major(dt) ? K : N, es);
+    p.vector_bytes = std::min(p.vec_a, p.vec_b) * es;
   }
   int64_t items = p.tiles;
   if (sched == GemmSchedule::kSplitK) {
@@ -219,6 +275,7 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
   }
   v["GRID"] = p.schedule == GemmSchedule::kPersistent ? std::min(count, p.grid) : count;
   v["KSPLIT"] = 1;
+  v["DT"] = gemm_dt_param(p.dtype);  // gemm_persistent.kir only (gemm_splitk.kir is bf16)
   return v;
 }
 

@@ -12,8 +12,9 @@
 
 namespace gtsim::analytic {
 
-// A CTA tile (256 threads). bf16: kernels_ir/lib/gemm_persistent.kir / gemm_splitk.kir, 8 warps as
-// warps_m x warps_n. f32 (tm > 0): kernels_ir/lib/gemm_fp32.kir, each thread a tm x tn block of C.
+// A CTA tile (256 threads). Tensor cores (bf16, f16, tf32, e4m3): kernels_ir/lib/gemm_persistent.kir
+// (DT) / gemm_splitk.kir (bf16), 8 warps as warps_m x warps_n, bk in elements (64 bytes of K).
+// f32 (tm > 0): kernels_ir/lib/gemm_fp32.kir, each thread a tm x tn block of C.
 struct GemmTile {
   int bm = 256, bn = 128, bk = 32;
   int warps_m = 4, warps_n = 2;
@@ -22,13 +23,23 @@ struct GemmTile {
   int tm = 0, tn = 0;  // f32 CUDA-core tiles: rows and columns of C per thread (0: a tensor-core tile)
   std::string str() const { return std::to_string(bm) + "x" + std::to_string(bn); }
 };
-// The tiles `--tile auto` tries for a dtype ("bf16": tensor-core mma.sync, "f32": CUDA-core FFMA);
-// parse_tile("256x128", dtype) picks one of them by shape.
+// The tiles `--tile auto` tries for a dtype (bf16, f16, tf32, e4m3: tensor-core mma.sync, the same
+// shapes with BK = 64 bytes of K; f32: CUDA-core FFMA); parse_tile("256x128", dtype) picks one of
+// them by shape.
 const std::vector<GemmTile>& gemm_tile_menu(const std::string& dtype = "bf16");
 GemmTile parse_tile(const std::string& s,
                     const std::string& dtype = "bf16");  // InputError when no menu tile has that shape
-// InputError unless dtype is one `gtsim waves` simulates (bf16, f32).
+// The canonical name of a dtype `gtsim waves` simulates: bf16, f16 (alias fp16), tf32, e4m3 (alias
+// fp8), f32 (alias fp32); InputError otherwise.
+std::string canonical_gemm_dtype(const std::string& dtype);
+// InputError unless canonical_gemm_dtype accepts dtype.
 void check_gemm_dtype(const std::string& dtype);
+// Bytes per input element (bf16/f16 2, tf32 4, e4m3 1, f32 4) and the kernels' DT parameter
+// (0 f16, 1 bf16, 2 tf32, 3 e4m3; -1 for f32, which is gemm_fp32.kir).
+int gemm_elem_bytes(const std::string& dtype);
+int gemm_dt_param(const std::string& dtype);
+// True when B is K-major ([N, K], the TN layout): tf32 and e4m3 (gemm_persistent.kir's fragments).
+bool gemm_b_k_major(const std::string& dtype);
 
 enum class GemmSchedule { kDataParallel, kPersistent, kSplitK };
 GemmSchedule parse_schedule(const std::string& s);
@@ -36,7 +47,7 @@ std::string schedule_name(GemmSchedule s);
 
 struct GemmPlan {
   int64_t M = 0, N = 0, K = 0;
-  std::string dtype = "bf16";  // bf16 (tensor cores) or f32 (CUDA cores, gemm_fp32.kir)
+  std::string dtype = "bf16";  // bf16, f16, tf32, e4m3 (tensor cores) or f32 (CUDA cores, gemm_fp32.kir)
   GemmTile tile;
   GemmSchedule schedule = GemmSchedule::kDataParallel;
   int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
@@ -49,15 +60,17 @@ struct GemmPlan {
   int64_t tiles_per_cta_max = 0, tiles_per_cta_min = 0;  // persistent: the quantization; split-k: ksplit
   int64_t ksplit = 1;                                    // split-k: K slices per output tile (gemm_splitk.kir)
   double tile_efficiency = 0;                            // useful M*N / tiled M*N
-  int vec_a = 8, vec_b = 8;                              // elements per global load of A rows (K) and B rows (N)
-  int vector_bytes = 16;                                 // the narrower of the two, in bytes
+  int vec_a = 8, vec_b = 8;  // elements per global load of A rows (K) and B rows (N; K-major B: K)
+  int vector_bytes = 16;     // the narrower of the two, in bytes
   bool aligned() const { return vector_bytes >= 16; }
   nlohmann::json to_json() const;
 };
 
 // Tiles, occupancy (from the config's SM limits and the kernel's regs/smem), waves, alignment.
 // split (split-k only): K slices per tile; 0 lets the planner choose (enough slices to fill one
-// wave, at least 4 BK steps per slice). dtype "f32" plans gemm_fp32.kir (data-parallel only).
+// wave, at least 4 BK steps per slice). dtype "f32" plans gemm_fp32.kir (data-parallel only); split-k
+// is bf16 only (gemm_splitk.kir). A tensor-core dtype the config has no mma.sync rate for is an
+// InputError.
 GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule schedule,
                    int64_t split = 0, const std::string& dtype = "bf16");
 
@@ -87,5 +100,9 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact = f
 
 // Largest of 8, 4, 2, 1 elements (bf16: 16, 8, 4, 2 bytes) that divides the leading dimension.
 int vector_elems(int64_t leading_dim);
+// The same in bytes for any element size: elements per global access of a row whose leading
+// dimension is leading_dim, the widest 16-, 8- or 4-byte vector (cp.async) that divides it, else one
+// element (e4m3: 16 bytes need leading_dim % 16 == 0; tf32: 4 bytes are always possible).
+int vector_elems(int64_t leading_dim, int elem_bytes);
 
 }  // namespace gtsim::analytic

@@ -24,30 +24,32 @@ struct Candidate {
   std::string why;
 };
 
-// Padded shapes near (M, N, K): aligned to 8 elements (16-byte vectors), whole tiles, and the
-// smallest growth of N (then M) that fills the last wave.
+// Padded shapes near (M, N, K): aligned to 16 bytes (8 bf16, 16 e4m3, 4 tf32 or f32 elements: 16-byte
+// vectors), whole tiles, and the smallest growth of N (then M) that fills the last wave.
 std::vector<Candidate> candidates(const GemmPlan& p) {
   std::vector<Candidate> c;
+  const int64_t a = 16 / gemm_elem_bytes(p.dtype);  // elements per 16 bytes
   if (!p.aligned())
-    c.push_back({round_up(p.M, 8), round_up(p.N, 8), round_up(p.K, 8), "pad to multiples of 8: 16-byte vector loads"});
+    c.push_back({round_up(p.M, a), round_up(p.N, a), round_up(p.K, a),
+                 "pad to multiples of " + std::to_string(a) + ": 16-byte vector loads"});
   if (p.tile_efficiency < 1.0)
-    c.push_back({round_up(p.M, p.tile.bm), round_up(p.N, p.tile.bn), round_up(p.K, 8), "pad M, N to whole tiles"});
+    c.push_back({round_up(p.M, p.tile.bm), round_up(p.N, p.tile.bn), round_up(p.K, a), "pad M, N to whole tiles"});
   if (p.schedule == GemmSchedule::kDataParallel && p.last_wave_fill < 1.0) {
     // Fewest tiles that still fit the previous wave count: shrink N to drop the partial wave,
     // or grow N until the last wave is full.
-    for (int64_t n = round_up(p.N, 8); n <= p.N + 8 * p.tile.bn; n += 8) {
+    for (int64_t n = round_up(p.N, a); n <= p.N + a * p.tile.bn; n += a) {
       int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
       if (tiles % p.wave_size == 0) {
-        c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "grow N to fill the last wave"});
+        c.push_back({round_up(p.M, a), n, round_up(p.K, a), "grow N to fill the last wave"});
         break;
       }
     }
     int64_t full_waves = p.tiles / p.wave_size;
     if (full_waves >= 1)
-      for (int64_t n = p.N / 8 * 8; n >= 8; n -= 8) {
+      for (int64_t n = p.N / a * a; n >= a; n -= a) {
         int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
         if (tiles <= full_waves * p.wave_size) {
-          c.push_back({round_up(p.M, 8), n, round_up(p.K, 8), "trim N to drop the partial wave"});
+          c.push_back({round_up(p.M, a), n, round_up(p.K, a), "trim N to drop the partial wave"});
           break;
         }
       }
@@ -61,8 +63,9 @@ std::vector<Candidate> candidates(const GemmPlan& p) {
 
 }  // namespace
 
-WavesReport waves(const ConfigNode& hw, const WavesRequest& req) {
-  check_gemm_dtype(req.dtype);
+WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
+  WavesRequest req = request;
+  req.dtype = canonical_gemm_dtype(req.dtype);  // fp16, fp8, fp32 -> f16, e4m3, f32
   GemmSchedule sched = parse_schedule(req.schedule);
   std::vector<GemmTile> tiles;
   const std::string tile = !req.tile.empty() ? req.tile : req.dtype == "f32" ? "128x128" : "256x128";

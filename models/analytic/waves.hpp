@@ -15,7 +15,8 @@ struct WavesRequest {
   std::string tile;                        // --tile BMxBN | auto; empty: 256x128 (bf16), 128x128 (f32)
   std::string schedule = "data-parallel";  // --schedule data-parallel | persistent | split-k
   int64_t split = 0;                       // --split N: K slices per tile (split-k); 0 = the planner's choice
-  std::string dtype = "bf16";              // --dtype bf16 (tensor cores) | f32 (CUDA cores, gemm_fp32.kir)
+  std::string dtype = "bf16";              // --dtype bf16 | f16 | tf32 | e4m3 (tensor cores) | f32 (CUDA cores,
+                                           // gemm_fp32.kir); aliases fp16, fp8, fp32
   bool simulate = true;                    // false: closed forms only (no time_us)
   bool exact = false;                      // --exact: no wave sampling
   bool suggestions = true;
