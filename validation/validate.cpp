@@ -80,10 +80,19 @@ AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
     a.kernels.push_back(
         {"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
   } else if (p.kernel == "attention") {
-    a.reason =
-        "no IR kernels for the naive attention's three launches (batched S = Q K^T GEMM with B transposed and "
-        "f32 out, softmax to bf16, batched P V GEMM)";
-    return a;
+    // naive: S = Q K^T (attn_qk_gemm<VEC>, f32 out), P = softmax(S / sqrt(d)) to bf16 (softmax_rows<T / 1024,
+    // bf16>), O = P V (gemm_tiled<VEC>, batched through grid z: attn_pv_gemm.kir), as attention.cu launches them
+    int64_t BH = num("BH"), T = num("T"), d = num("d");
+    int64_t qk_vec = std::min<int64_t>(8, lowbit(d)), pv_vec = std::min<int64_t>(8, std::min(lowbit(T), lowbit(d)));
+    a.kernels.push_back(
+        {"attn_qk_gemm", {{"M", T}, {"N", T}, {"K", d}, {"BH", BH}}, "attn_qk_gemmILi" + std::to_string(qk_vec) + "E"});
+    a.kernels.push_back({"softmax_rows",
+                         {{"rows", BH * T}, {"T", T}, {"OUT_BF16", 1}},
+                         "softmax_rowsILi" + std::to_string(T / 1024) + "E13__nv_bfloat16E"});
+    a.kernels.push_back({"attn_pv_gemm",
+                         {{"M", T}, {"N", d}, {"K", T}, {"BH", BH}},
+                         "gemm_tiledILi" + std::to_string(pv_vec) + "ELb0ELb0E"});
+    a.scale_param = "attention";
   } else if (p.kernel == "gemm_tiled") {
     int64_t M = num("M"), N = num("N"), K = num("K");
     int64_t vec = std::min<int64_t>(8, std::min(lowbit(K), lowbit(N)));
@@ -211,7 +220,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   };
   auto app_failure = [&](const MeasuredPoint& p, const AppMapping& am) -> std::string {
     for (const auto& k : am.kernels) {
-      const TwinCheck* t = rep.fidelity.find(record_batch(p), k.twin_function);
+      const TwinCheck* t = rep.fidelity.find(record_batch(p), k.twin_function, k.kir);
       if (!t)
         return "twin " + k.twin_function + " (" + k.kir + ") not in the batch's ptxas record: fidelity not checked";
       if (t->fails()) return t->failure() + " (" + t->function + " vs " + k.kir + ".kir)";
@@ -329,7 +338,41 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         sets.insert(sets.end(), part.begin(), part.end());
         return sets;
       };
+      // naive attention (three launches): S = Q K^T and P are BH x T x T (f32, bf16), far beyond the L2; the QK
+      // GEMM runs at b and 2b heads (b: at least 512 CTAs, two waves of 2 CTAs per SM) and the softmax at 2048 and
+      // 4096 rows, both with the L2 shrunk 8x, extrapolated linearly in BH and rows; the PV GEMM runs at every
+      // head (T / 128 CTAs per head: fewer heads would not fill the GPU), K-extrapolated like gemm_tiled
+      std::vector<std::string> attn_notes;
+      auto scaled = [&](const AppKernel& k, const std::string& param, int64_t v1, int64_t v2,
+                        const std::vector<std::string>& sets) {
+        auto a = k.params, b = k.params;
+        a[param] = v1, b[param] = v2;
+        lin.push_back({int64_t(plan.jobs.size()), double(k.params.at(param)), double(v1), double(v2)});
+        plan.jobs.push_back({k.kir, a, with_part(sets)});
+        plan.jobs.push_back({k.kir, b, with_part(sets)});
+        attn_notes.push_back(k.kir + " at " + param + " = " + std::to_string(v1) + ", " + std::to_string(v2) +
+                             (sets.empty() ? "" : " (" + sets[0] + ")") + ", extrapolated linearly to " +
+                             std::to_string(k.params.at(param)));
+      };
+      const std::string l2_8 = "l2.size_bytes=" + std::to_string(int64_t(l2_bytes / 8));
       for (const auto& k : am.kernels) {
+        if (am.scale_param == "attention" && k.kir == "attn_qk_gemm" &&
+            2 * std::max<int64_t>(1, cdiv_i(512, cdiv_i(k.params.at("M"), 128) * cdiv_i(k.params.at("N"), 128))) <
+                k.params.at("BH")) {
+          int64_t b = std::max<int64_t>(1, cdiv_i(512, cdiv_i(k.params.at("M"), 128) * cdiv_i(k.params.at("N"), 128)));
+          scaled(k, "BH", b, 2 * b, {l2_8});
+          continue;
+        }
+        if (am.scale_param == "attention" && k.kir == "softmax_rows" && k.params.at("rows") > 8192) {
+          scaled(k, "rows", 2048, 4096, {l2_8});
+          continue;
+        }
+        if (am.scale_param == "attention" && k.kir == "attn_pv_gemm" &&
+            k.params.at("K") > std::max<int64_t>(1100, 3 * am.kstep)) {
+          int64_t st = am.kstep, K = k.params.at("K"), K1 = K - st * ((K - st) / st);
+          scaled(k, "K", K1, K1 + st, {});
+          continue;
+        }
         if (am.scale_param == "n" && k.params.at("n") > 2 * kLinear2) {
           // streaming kernel far beyond the L2: time linear in n; run at 2^22 and 2^23 with the L2
           // shrunk 8x (both sizes as far beyond it as the real one is), extrapolated linearly to n
@@ -362,6 +405,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       if (p.kernel == "gemm_fp32" && (opt.quick || p.num("M") * p.num("N") > 1100.0 * 1100.0))
         r.reason = "not simulated (run budget: a CUDA-core GEMM beyond 1024^2 outputs)";
       if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
+      // naive attention beyond T = 2048: over a minute of host time even scaled down (run budget)
+      if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048)
+        r.reason = "not simulated (sampling: the naive attention at T > 2048 is beyond the run budget)";
+      for (const auto& n : attn_notes) plan.note += (plan.note.empty() ? "" : "; ") + n;
       if (am.kernels.size() > 1)
         plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
                     (plan.note.empty() ? "" : "; " + plan.note);

@@ -30,13 +30,17 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
     << "` was committed before any comparison with the simulator.\n\n";
   o << "## Headline\n\n";
   o << "| figure | value | target |\n|---|---|---|\n";
-  o << "| held-out MAPE on throughput (" << r.heldout_kind << ", families weighted equally) | " << pct(r.heldout_mape) << " | <= 10% |\n";
+  o << "| held-out MAPE on throughput (" << r.heldout_kind << ", families weighted equally) | " << pct(r.heldout_mape)
+    << " | <= 10% |\n";
   o << "| held-out worst point | " << pct(r.heldout_worst) << " | |\n";
   o << "| held-out Spearman (lowest sweep) | " << fmt(r.heldout_spearman, 3) << " | >= 0.95 |\n";
-  o << "| step precision / recall | " << fmt(r.steps.precision(), 3) << " / " << fmt(r.steps.recall(), 3) << " | >= 0.9 |\n";
-  o << "| blind config (`h200-blind.yaml`) held-out MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run") << " | measured |\n\n";
+  o << "| step precision / recall | " << fmt(r.steps.precision(), 3) << " / " << fmt(r.steps.recall(), 3)
+    << " | >= 0.9 |\n";
+  o << "| blind config (`h200-blind.yaml`) held-out MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run")
+    << " | measured |\n\n";
   auto missed = r.missed_targets();
-  if (missed.empty()) o << "All targets are met.\n\n";
+  if (missed.empty())
+    o << "All targets are met.\n\n";
   else {
     o << "Targets missed (reported as they are; nothing was tuned to a held-out point):\n\n";
     for (const auto& m : missed) o << "- " << m << "\n";
@@ -82,56 +86,70 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
        "2^23 and 2^24) and are extrapolated linearly in n. GEMMs with K > 1100 run at K' = K - 256a and K' + 256 (the "
        "same VEC and k-tail) and are extrapolated linearly in K; the GEMM sweeps are sampled (square points; "
        "square_align at n = 1024..1032, 1064, 1100; n_sweep at N = 128, 4096, 8192 and both sides of the first two "
-       "changes of tiles per SM; the blind config's run samples fewer). The naive attention (three launches: batched "
-       "QK^T with B transposed and f32 out, softmax to bf16, batched PV) has no IR kernels yet: excluded, listed.\n"
+       "changes of tiles per SM; the blind config's run samples fewer). The naive attention is three launches "
+       "(`attn_qk_gemm`: batched QK^T with B transposed and f32 out; `softmax_rows` to bf16; `attn_pv_gemm`: the "
+       "twin's gemm_tiled<8> with a batch dimension), summed: the QK GEMM runs at b and 2b heads (b: at least 512 "
+       "CTAs) and the softmax at 2048 and 4096 rows, both with the L2 shrunk 8x, extrapolated linearly in heads "
+       "and rows; the PV GEMM runs at every head, K-extrapolated as gemm_tiled; T > 2048 is not simulated "
+       "(run budget).\n"
     << "- **Twin fidelity** is checked per batch, with that batch's compiler record (`ptxas.txt`, `sass.txt.gz`); a "
        "point is excluded when its twin fails the SASS check or its occupancy (CTAs per SM from registers and shared "
        "memory, dynamic shared memory from the runner's record) differs from the IR kernel's.\n\n";
   if (!cal.is_null() && cal.contains("params")) {
-    o << "## Calibrated parameters\n\n| parameter | fitted ± standard error | written | leave-one-out | from | how |\n|---|---|---|---|---|---|\n";
+    o << "## Calibrated parameters\n\n| parameter | fitted ± standard error | written | leave-one-out | from | how "
+         "|\n|---|---|---|---|---|---|\n";
     for (const auto& p : cal["params"]) {
       std::string loo = p["loo_err_pct"].is_number() ? fmt(p["loo_err_pct"].get<double>(), 2) + "%" : "-";
       o << "| `" << p["key"].get<std::string>() << "` | " << jnum(p["value"], 5) << " ± " << jnum(p["se"], 2) << " "
         << p["unit"].get<std::string>() << " | " << p["written"].get<std::string>() << " | " << loo << " | `"
-        << p["source"].get<std::string>() << "` | " << p["kind"].get<std::string>() << ": " << p["method"].get<std::string>()
+        << p["source"].get<std::string>() << "` | " << p["kind"].get<std::string>() << ": "
+        << p["method"].get<std::string>()
         << (p["loo_note"].get<std::string>().empty() ? "" : " LOO: " + p["loo_note"].get<std::string>()) << " |\n";
     }
     o << "\n";
   }
-  o << "## Calibration fit residuals (not accuracy)\n\n| point | measured | simulated | fit residual |\n|---|---|---|---|\n";
+  o << "## Calibration fit residuals (not accuracy)\n\n| point | measured | simulated | fit residual "
+       "|\n|---|---|---|---|\n";
   for (const auto& p : r.points)
     if (p.role == "calibration" && std::isfinite(p.sim))
       o << "| " << p.m->label() << " | " << fmt(p.meas, 5) << " " << p.unit << " | " << fmt(p.sim, 5) << " " << p.unit
         << " | " << spct(p.err() * 100) << " |\n";
-  o << "\n## Held-out accuracy per family (" << r.heldout_kind << ")\n\n| family | points | MAPE | worst | Spearman |\n|---|---|---|---|---|\n";
+  o << "\n## Held-out accuracy per family (" << r.heldout_kind
+    << ")\n\n| family | points | MAPE | worst | Spearman |\n|---|---|---|---|---|\n";
   for (const auto& f : r.heldout_families)
-    o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " | " << fmt(f.spearman, 3) << " |\n";
+    o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " | "
+      << fmt(f.spearman, 3) << " |\n";
   o << "| **all (families weighted equally)** | | **" << pct(r.heldout_mape) << "** | " << pct(r.heldout_worst) << " | "
     << fmt(r.heldout_spearman, 3) << " |\n\n";
   if (!r.fitbench_families.empty()) {
     o << "Other points of fitted benchmarks (not held-out):\n\n| family | points | MAPE | worst |\n|---|---|---|---|\n";
-    for (const auto& f : r.fitbench_families) o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
+    for (const auto& f : r.fitbench_families)
+      o << "| " << f.name << " | " << f.points << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
     o << "\n";
   }
   o << "## The blind config: the error to expect on the A100\n\n";
   if (r.blind_ran) {
-    o << "`" << r.blind_hw << "` takes every calibrated value from public data instead (datasheet, papers; sources in "
+    o << "`" << r.blind_hw
+      << "` takes every calibrated value from public data instead (datasheet, papers; sources in "
          "its comments), the way the A100 configs are built. On the same held-out points:\n\n"
       << "| family | MAPE (blind) | worst (blind) |\n|---|---|---|\n";
-    for (const auto& f : r.blind_families) o << "| " << f.name << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
+    for (const auto& f : r.blind_families)
+      o << "| " << f.name << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
     o << "| **all** | **" << pct(r.blind_mape) << "** | " << pct(r.blind_worst) << " |\n\n"
       << "That MAPE is the error band the A100 and H100 configs carry (`validation.error_band_pct`, written by "
          "`gtsim validate --write-error-bands`).\n\n";
   } else {
     o << "Not run.\n\n";
   }
-  o << "## Steps\n\nA measured step: a rise over 5% and over 3x the spread between repeats between consecutive points of a "
-       "held-out sweep; a predicted step: a simulated rise over 5%. Wave steps (the number of waves changes) are counted "
+  o << "## Steps\n\nA measured step: a rise over 5% and over 3x the spread between repeats between consecutive points "
+       "of a "
+       "held-out sweep; a predicted step: a simulated rise over 5%. Wave steps (the number of waves changes) are "
+       "counted "
        "apart from the others (alignment, bank conflicts, divergence).\n\n"
     << "| | measured | predicted | both | precision | recall |\n|---|---|---|---|---|---|\n";
   auto row = [&](const char* n, size_t m, size_t p, size_t h) {
-    o << "| " << n << " | " << m << " | " << p << " | " << h << " | " << (p ? fmt(double(h) / double(p), 3) : "n/a") << " | "
-      << (m ? fmt(double(h) / double(m), 3) : "n/a") << " |\n";
+    o << "| " << n << " | " << m << " | " << p << " | " << h << " | " << (p ? fmt(double(h) / double(p), 3) : "n/a")
+      << " | " << (m ? fmt(double(h) / double(m), 3) : "n/a") << " |\n";
   };
   row("all", r.steps.measured, r.steps.predicted, r.steps.hits);
   row("wave", r.steps.wave_measured, r.steps.wave_predicted, r.steps.wave_hits);
@@ -161,7 +179,8 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   std::map<std::string, std::vector<const PointResult*>> by;
   for (const auto& p : r.points) by[p.family].push_back(&p);
   for (const auto& [k, v] : by) {
-    o << "### " << k << "\n\n| point | role | measured | simulated | error (throughput) | note |\n|---|---|---|---|---|---|\n";
+    o << "### " << k
+      << "\n\n| point | role | measured | simulated | error (throughput) | note |\n|---|---|---|---|---|---|\n";
     for (auto* p : v)
       o << "| " << p->m->label() << " | " << p->role << " | " << fmt(p->meas, 5) << " " << p->unit << " | "
         << (std::isfinite(p->sim) ? fmt(p->sim, 5) + " " + p->unit : "-") << " | " << spct(p->err() * 100) << " | "
@@ -169,14 +188,14 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
     o << "\n";
   }
   if (!r.ncu_side_by_side.empty()) {
-    o << "## Nsight Compute counters, measured / simulated\n\n| point | DRAM read B | DRAM write B | L2 hit % | waves | warps active % |\n|---|---|---|---|---|---|\n";
+    o << "## Nsight Compute counters, measured / simulated\n\n| point | DRAM read B | DRAM write B | L2 hit % | waves "
+         "| warps active % |\n|---|---|---|---|---|---|\n";
     for (const auto& n : r.ncu_side_by_side) {
-      auto mv = [&](const char* m) {
-        return jnum(n[m]["measured"], 4) + " / " + jnum(n[m]["simulated"], 4);
-      };
-      o << "| " << n["point"].get<std::string>() << " | " << mv("dram__bytes_read.sum") << " | " << mv("dram__bytes_write.sum")
-        << " | " << mv("lts__t_sector_hit_rate.pct") << " | " << mv("launch__waves_per_multiprocessor") << " | "
-        << mv("sm__warps_active.avg.pct_of_peak_sustained_active") << " |\n";
+      auto mv = [&](const char* m) { return jnum(n[m]["measured"], 4) + " / " + jnum(n[m]["simulated"], 4); };
+      o << "| " << n["point"].get<std::string>() << " | " << mv("dram__bytes_read.sum") << " | "
+        << mv("dram__bytes_write.sum") << " | " << mv("lts__t_sector_hit_rate.pct") << " | "
+        << mv("launch__waves_per_multiprocessor") << " | " << mv("sm__warps_active.avg.pct_of_peak_sustained_active")
+        << " |\n";
     }
     o << "\nSimulated counters of extrapolated points are those of the scaled-down run.\n\n";
   }
