@@ -25,7 +25,8 @@ std::string fmt(double v, int sig) {
 }
 
 std::string CalibratedParam::comment() const {
-  std::string c = (kind == "read off the device" ? "read off the device: " : "calibrated: ") + source + " (gtsim calibrate";
+  std::string c =
+      (kind == "read off the device" ? "read off the device: " : "calibrated: ") + source + " (gtsim calibrate";
   if (kind != "read off the device") c += ", ± " + fmt(se, 2) + (unit.empty() ? "" : " " + unit);
   return c + ")";
 }
@@ -55,14 +56,26 @@ nlohmann::json CalibrationResult::to_json() const {
   j["params"] = nlohmann::json::array();
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   for (const auto& p : params)
-    j["params"].push_back({{"key", p.key}, {"value", num(p.value)}, {"se", num(p.se)}, {"written", p.written},
-                           {"unit", p.unit}, {"previous", num(p.previous)}, {"source", p.source}, {"kind", p.kind},
-                           {"method", p.method}, {"loo_err_pct", num(p.loo_err * 100)}, {"loo_note", p.loo_note},
+    j["params"].push_back({{"key", p.key},
+                           {"value", num(p.value)},
+                           {"se", num(p.se)},
+                           {"written", p.written},
+                           {"unit", p.unit},
+                           {"previous", num(p.previous)},
+                           {"source", p.source},
+                           {"kind", p.kind},
+                           {"method", p.method},
+                           {"loo_err_pct", num(p.loo_err * 100)},
+                           {"loo_note", p.loo_note},
                            {"model_runs", p.model_runs}});
   j["fit_residuals"] = nlohmann::json::array();
   for (const auto& r : residuals)
-    j["fit_residuals"].push_back({{"param", r.param}, {"point", r.label}, {"unit", r.unit}, {"measured", r.measured},
-                                  {"simulated", r.simulated}, {"residual_pct", num(r.err() * 100)}});
+    j["fit_residuals"].push_back({{"param", r.param},
+                                  {"point", r.label},
+                                  {"unit", r.unit},
+                                  {"measured", r.measured},
+                                  {"simulated", r.simulated},
+                                  {"residual_pct", num(r.err() * 100)}});
   j["notes"] = notes;
   j["model_runs"] = model_runs;
   j["seconds"] = seconds;
@@ -132,7 +145,10 @@ struct Ctx {
   // 1/k of the measured size keep the measured footprint-to-L2 ratio (a similarity scaling that
   // keeps calibration fast; the HBM, latencies and per-slice rates are unchanged).
   std::string l2_scaled(int k) const {
-    auto num = [&](const char* key, double d) { double v = previous(key); return std::isfinite(v) ? v : d; };
+    auto num = [&](const char* key, double d) {
+      double v = previous(key);
+      return std::isfinite(v) ? v : d;
+    };
     double size = num("l2.size_bytes", 50331648);
     for (const auto& f : fixed)
       if (f.rfind("l2.size_bytes=", 0) == 0) size = std::stod(f.substr(14));
@@ -256,9 +272,14 @@ void fit_launch(Ctx& c) {
   p.written = as_dec(f.p, 3);
   p.source = pts.front()->file;
   p.kind = "fit through the model";
-  p.method = "the empty kernel's per-launch time in a CUDA-graph replay of back-to-back launches (" +
-             fmt(m, 4) + " us) minus the model's execution of it; back-to-back stream launches (" +
-             fmt(median([&] { std::vector<double> v; for (auto* q : c.data.select("empty", "back_to_back")) v.push_back(q->time_us); return v; }()), 3) +
+  p.method = "the empty kernel's per-launch time in a CUDA-graph replay of back-to-back launches (" + fmt(m, 4) +
+             " us) minus the model's execution of it; back-to-back stream launches (" +
+             fmt(median([&] {
+                   std::vector<double> v;
+                   for (auto* q : c.data.select("empty", "back_to_back")) v.push_back(q->time_us);
+                   return v;
+                 }()),
+                 3) +
              " us) are bound by the host's launch call and are not a GPU figure.";
   p.model_runs = f.model_runs;
   c.add(p, {{"", "empty graph_replay", "us", m, f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
@@ -278,7 +299,8 @@ std::vector<ChasePoint> chase_points(const Dataset& d, int64_t lo, int64_t hi, s
     double stride = q->num("stride_bytes"), ns = q->num("ns_per_hop_diff");
     if (f < lo || f > hi || stride != 128 || !std::isfinite(ns)) continue;
     double hops = double(f) / stride;
-    out.push_back({f, ns, (q->max_us - q->min_us) * 1000 / hops / ns, "pointer_chase " + fmt(double(f) / 1024, 6) + " KiB"});
+    out.push_back(
+        {f, ns, (q->max_us - q->min_us) * 1000 / hops / ns, "pointer_chase " + fmt(double(f) / 1024, 6) + " KiB"});
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.footprint < b.footprint; });
   while (out.size() > max_points) out.erase(out.begin() + long(out.size() / 2));  // keep the ends
@@ -287,7 +309,8 @@ std::vector<ChasePoint> chase_points(const Dataset& d, int64_t lo, int64_t hi, s
 
 // Simulated ns per hop: (T(F, 128-byte nodes) - T(F, one node)) / (hops - 1); the warm-up is the same.
 // scale > 1: the chase runs at footprint / scale with the L2 shrunk by the same factor.
-std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, std::vector<std::string> sets, int scale = 1) {
+std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, std::vector<std::string> sets,
+                              int scale = 1) {
   if (scale > 1) sets.push_back(c.l2_scaled(scale));
   std::vector<SimJob> jobs;
   for (const auto& p : pts) {
@@ -297,12 +320,13 @@ std::vector<double> sim_chase(Ctx& c, const std::vector<ChasePoint>& pts, std::v
   }
   auto t = c.times_us(jobs);
   std::vector<double> ns;
-  for (size_t i = 0; i < pts.size(); ++i) ns.push_back((t[2 * i] - t[2 * i + 1]) * 1000 / double(pts[i].footprint / scale / 128 - 1));
+  for (size_t i = 0; i < pts.size(); ++i)
+    ns.push_back((t[2 * i] - t[2 * i + 1]) * 1000 / double(pts[i].footprint / scale / 128 - 1));
   return ns;
 }
 
-void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const std::vector<ChasePoint>& pts,
-                 double p0, double p1, const std::string& level, int decimals, int scale = 1) {
+void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const std::vector<ChasePoint>& pts, double p0,
+                 double p1, const std::string& level, int decimals, int scale = 1) {
   if (pts.empty()) {
     c.res.notes.push_back(key + ": no pointer_chase points in the " + level + " plateau; not calibrated");
     return;
@@ -333,7 +357,8 @@ void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const 
   p.loo_err = rms(f.loo_err);
   p.loo_note = pts.size() > 1 ? "each footprint predicted from a fit to the others" : "single point: no leave-one-out";
   std::vector<FitResidual> r;
-  for (size_t i = 0; i < pts.size() && i < f.sim_at_p.size(); ++i) r.push_back({"", pts[i].label, "ns/hop", pts[i].ns, f.sim_at_p[i]});
+  for (size_t i = 0; i < pts.size() && i < f.sim_at_p.size(); ++i)
+    r.push_back({"", pts[i].label, "ns/hop", pts[i].ns, f.sim_at_p[i]});
   c.add(p, r);
 }
 
@@ -363,7 +388,8 @@ void fit_bandwidth(Ctx& c) {
     auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
     return std::vector<double>{double(8 * (n2 - n1)) / (tt[1] - tt[0]) / 1000};  // GB/s
   };
-  ResponseFit f = fit_through_model(sim_rate, {bw_meas}, {2 * bw_se / bw_meas}, 4800, 4000, Response::kLinear, 100, 20000);
+  ResponseFit f =
+      fit_through_model(sim_rate, {bw_meas}, {2 * bw_se / bw_meas}, 4800, 4000, Response::kLinear, 100, 20000);
   CalibratedParam p;
   p.key = "hbm.bandwidth_gbps";
   p.unit = "GB/s";
@@ -376,7 +402,8 @@ void fit_bandwidth(Ctx& c) {
   p.method = "measured copy plateau 1/slope of time vs bytes over " + std::to_string(bytes.size()) +
              " sizes >= 256 MB: " + fmt(bw_meas, 5) + " ± " + fmt(bw_se, 2) + " GB/s (intercept " + fmt(mf.a, 3) +
              " us); config rate chosen so the model's slope between n = " + std::to_string(n1) + " and " +
-             std::to_string(n2) + " (L2 shrunk " + std::to_string(c.opt.quick ? 16 : l2k) + "x: " + l2set + ") equals it (model efficiency " + fmt(bw_meas / f.p * 100, 3) + "% of its config rate).";
+             std::to_string(n2) + " (L2 shrunk " + std::to_string(c.opt.quick ? 16 : l2k) + "x: " + l2set +
+             ") equals it (model efficiency " + fmt(bw_meas / f.p * 100, 3) + "% of its config rate).";
   p.model_runs = f.model_runs;
   // leave one size out: the plateau slope from the other sizes predicts the left-out size's time
   std::vector<double> loo;
@@ -420,7 +447,8 @@ void fit_mma(Ctx& c) {
       return std::vector<double>{tt[0] + double(iters - i1) * (tt[1] - tt[0]) / double(i2 - i1)};
     };
     double prev = c.previous(key);
-    ResponseFit f = fit_through_model(simulate, {q->time_us}, {q->spread()}, prev, prev * 0.6, Response::kInverse, 16, 65536);
+    ResponseFit f =
+        fit_through_model(simulate, {q->time_us}, {q->spread()}, prev, prev * 0.6, Response::kInverse, 16, 65536);
     CalibratedParam p;
     p.key = key;
     p.unit = "flop/cycle/SM";
@@ -440,25 +468,108 @@ void fit_mma(Ctx& c) {
                fmt(q->time_us, 5) + " us); the model run at iters " + std::to_string(i1) + " and " +
                std::to_string(i2) + " and extrapolated linearly in iters." +
                (flat ? " The model's time does not respond to the rate here (whole cycles per mma in its tensor pipe; "
-                       "the fit-through-the-model value " + fmt(f.p, 5) + " leaves the same " + fmt(f.verify_err * 100, 2) +
-                       "% residual), so the measured device rate " + fmt(dev_rate, 5) + " flop/cycle/SM (flops / time / "
-                       "NVML clock / SMs) is written."
+                       "the fit-through-the-model value " +
+                           fmt(f.p, 5) + " leaves the same " + fmt(f.verify_err * 100, 2) +
+                           "% residual), so the measured device rate " + fmt(dev_rate, 5) +
+                           " flop/cycle/SM (flops / time / "
+                           "NVML clock / SMs) is written."
                      : "");
     p.model_runs = f.model_runs;
     // Left out of the fit: the same point measured again in a later batch (never fitted).
     std::vector<double> later;
     for (auto* r : c.all.select("mma_throughput"))
-      if (r->batch != q->batch && int(r->num("dtype")) == dtype && int64_t(r->num("iters")) == iters) later.push_back(r->time_us);
+      if (r->batch != q->batch && int(r->num("dtype")) == dtype && int64_t(r->num("iters")) == iters)
+        later.push_back(r->time_us);
     if (!later.empty() && !f.sim_at_p.empty()) {
       p.loo_err = std::fabs(f.sim_at_p[0] / median(later) - 1);
-      p.loo_note = "one point per dtype in the fit batch; the left-out figure is the fitted model against the same point "
-                   "measured in the later batch (" + fmt(median(later), 5) + " us), a repeat never used for fitting";
+      p.loo_note =
+          "one point per dtype in the fit batch; the left-out figure is the fitted model against the same point "
+          "measured in the later batch (" +
+          fmt(median(later), 5) + " us), a repeat never used for fitting";
     } else {
       p.loo_note = "one point per dtype: no leave-one-out; the repeat spread is the uncertainty";
     }
     c.add(p, {{"", std::string("mma_throughput ") + names[dtype], "us", q->time_us,
                f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
   }
+}
+
+// ---- sm.tensor.ldmatrix_writeback_cycles_per_reg: mma_shared (tensor cores vs the shared pipe) ----
+// The benchmark runs pieces of gemm_tiled's main loop on its occupancy; the fit uses the cost per
+// k-tile (the slope between two iteration counts, which removes launch and prologue) of variant
+// "both" (6 ldmatrix.x4 feeding 16 mma per k16 step) with "mma" (the same mma, no ldmatrix) and
+// "ldmatrix" (the loads alone) as checks that the rest of the model already holds. The model runs
+// on 8 SMs (the benchmark is per SM: 2 CTAs each, the copies of "pipeline" hit the L2). Candidate
+// values are quarter cycles per register (an ldmatrix.x4 writes 4), 0 .. 2; the lowest error wins.
+void fit_ldmatrix(Ctx& c) {
+  auto pts = c.all.select("mma_shared");
+  if (pts.empty()) return;
+  std::string batch = pts.front()->batch;
+  for (auto* q : pts) batch = std::min(batch, q->batch);
+  // measured cost per k-tile (us) of a variant: slope between its smallest and largest iters
+  auto measured_slope = [&](const std::string& v, const MeasuredPoint** hi_out) {
+    const MeasuredPoint *lo = nullptr, *hi = nullptr;
+    for (auto* q : pts)
+      if (q->batch == batch && q->variant == v) {
+        if (!lo || q->num("iters") < lo->num("iters")) lo = q;
+        if (!hi || q->num("iters") > hi->num("iters")) hi = q;
+      }
+    if (hi_out) *hi_out = hi;
+    if (!lo || !hi || lo == hi) return std::nan("");
+    return (hi->time_us - lo->time_us) / (hi->num("iters") - lo->num("iters"));
+  };
+  const MeasuredPoint* src = nullptr;
+  double m_both = measured_slope("both", &src);
+  if (!std::isfinite(m_both) || !src) return;
+  const int64_t i1 = c.opt.quick ? 8 : 16, i2 = c.opt.quick ? 16 : 48, sms = 8;
+  const std::string key = "sm.tensor.ldmatrix_writeback_cycles_per_reg";
+  auto model_slope = [&](int variant, double q) {
+    auto s = c.with(key, as_dec(q, 2));
+    s.push_back("sm.count=" + std::to_string(sms));
+    auto tt = c.times_us({{"mma_shared", {{"variant", variant}, {"iters", i1}, {"SMS", sms}}, s},
+                          {"mma_shared", {{"variant", variant}, {"iters", i2}, {"SMS", sms}}, s}});
+    return (tt[1] - tt[0]) / double(i2 - i1);
+  };
+  double best_q = 0, best_err = INFINITY, best_sim = std::nan("");
+  int runs = 0;
+  for (int k = 0; k <= 8; ++k) {
+    double q = 0.25 * k, sim = model_slope(2, q);
+    runs += 2;
+    double err = std::fabs(sim / m_both - 1);
+    if (err < best_err) best_err = err, best_q = q, best_sim = sim;
+  }
+  CalibratedParam p;
+  p.key = key;
+  p.unit = "cycles/register";
+  p.value = best_q;
+  p.se = 0.125;  // half a candidate step
+  p.quantum = 0.25;
+  p.written = as_dec(best_q, 2);
+  p.source = src->file;
+  p.kind = "chosen by lowest error";
+  p.method = "mma_shared \"both\": cost per k-tile " + fmt(m_both * 1000, 4) + " ns (slope between iters " +
+             "measured in " + batch + "); the model on " + std::to_string(sms) + " SMs at iters " + std::to_string(i1) +
+             " and " + std::to_string(i2) +
+             ", candidates 0 .. 2 in quarter cycles per register, the lowest error kept.";
+  p.model_runs = runs;
+  // left out of the fit: the other variants' cost per k-tile with the chosen value
+  std::vector<double> errs;
+  std::string note;
+  std::vector<FitResidual> resid = {{"", "mma_shared both: cost per k-tile", "ns", m_both * 1000, best_sim * 1000}};
+  for (auto [variant, name] : {std::pair{0, "ldmatrix"}, {1, "mma"}, {3, "pipeline"}}) {
+    double m = measured_slope(name, nullptr);
+    if (!std::isfinite(m)) continue;
+    double sim = model_slope(variant, best_q);
+    runs += 2;
+    errs.push_back(sim / m - 1);
+    note += std::string(note.empty() ? "" : ", ") + name + " " + fmt((sim / m - 1) * 100, 2) + "%";
+  }
+  p.model_runs = runs;
+  if (!errs.empty()) {
+    p.loo_err = rms(errs);
+    p.loo_note = "the variants not fitted, cost per k-tile with this value against the measurement: " + note;
+  }
+  c.add(p, resid);
 }
 
 // ---- hbm.burst_bytes from the strided curve: 32 or 64, by the lowest error ----
@@ -509,9 +620,10 @@ void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
   p.kind = "chosen by lowest error";
   std::string ss;
   for (auto s : strides) ss += (ss.empty() ? "" : ", ") + std::to_string(s);
-  p.method = "strided_copy time at strides " + ss + " (the other strides are held out), each predicted as the measured "
-             "stride-1 time x the model's t(stride) / t(stride 1), the model at n / " + std::to_string(k) +
-             " with the L2 shrunk " + std::to_string(k) + "x (" + l2set + "); " + errs + ".";
+  p.method = "strided_copy time at strides " + ss +
+             " (the other strides are held out), each predicted as the measured "
+             "stride-1 time x the model's t(stride) / t(stride 1), the model at n / " +
+             std::to_string(k) + " with the L2 shrunk " + std::to_string(k) + "x (" + l2set + "); " + errs + ".";
   p.loo_err = best;
   p.loo_note = "discrete choice: the figure is the RMS time error of the chosen value on the fit strides";
   std::vector<FitResidual> r;
@@ -554,6 +666,7 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
               opt.quick ? 16 : 8);
   fit_bandwidth(c);
   fit_mma(c);
+  fit_ldmatrix(c);
   fit_burst(c, burst_fit_strides());
   res.model_runs = sim.runs();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

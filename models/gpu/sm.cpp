@@ -18,7 +18,8 @@ constexpr CounterDef kCounterDefs[kInstClassBase] = {
     {"inst_executed", "warp instructions issued", "warp instructions"},
     {"thread_inst_executed", "thread instructions (active lanes of issued warp instructions)", "thread instructions"},
     {"flops", "floating-point operations of issued instructions", "flop"},
-    {"issue_active_cycles", "sub-partition cycles with at least one instruction issued (sum over sub-partitions)", "cycles"},
+    {"issue_active_cycles", "sub-partition cycles with at least one instruction issued (sum over sub-partitions)",
+     "cycles"},
     {"cycles_active", "cycles with at least one warp resident", "cycles"},
     {"warp_cycles_active", "resident warps integrated over cycles", "warp cycles"},
     {"stall_scoreboard", "warp cycles waiting on a fixed-latency result (Nsight: wait)", "warp cycles"},
@@ -36,6 +37,8 @@ constexpr CounterDef kCounterDefs[kInstClassBase] = {
     {"global_requests", "128-byte line requests of global instructions", "requests"},
     {"global_sectors", "32-byte sectors of global instructions", "sectors"},
     {"l1_pipe_busy", "cycles the L1 tag pipe was accepting global requests (one per cycle)", "cycles"},
+    {"tensor_writeback_cycles", "tensor-pipe cycles held by ldmatrix register writeback (all sub-partitions)",
+     "cycles"},
     {"ctas_launched", "CTAs launched on this SM", "CTAs"},
     {"warps_launched", "warps launched on this SM", "warps"},
 };
@@ -45,24 +48,33 @@ constexpr CounterDef kCounterDefs[kInstClassBase] = {
 Sm::Sm(Simulation& sim, StatGroup& parent, uint32_t id, const GpuSpecs& specs, const ClockDomain& clock,
        mem::GpuMemorySystem& memory, CtaListener& listener)
     : Component(sim, parent, "sm" + std::to_string(id), "gpu.sm"),
-      id_(id), specs_(specs), clock_(clock), memory_(memory), listener_(listener) {
+      id_(id),
+      specs_(specs),
+      clock_(clock),
+      memory_(memory),
+      listener_(listener) {
   const SmSpecs& s = specs.sm;
   for (int i = 0; i < kInstClassBase; ++i)
     ctr_[i] = &stats_.counter(kCounterDefs[i].name, kCounterDefs[i].desc, kCounterDefs[i].unit);
   for (int i = 0; i < int(ir::OpClass::kCount); ++i)
-    ctr_[kInstClassBase + i] = &stats_.child("inst_class").counter(std::string(ir::op_class_name(ir::OpClass(i))),
-                                                                  "warp instructions of this class", "warp instructions");
+    ctr_[kInstClassBase + i] = &stats_.child("inst_class")
+                                    .counter(std::string(ir::op_class_name(ir::OpClass(i))),
+                                             "warp instructions of this class", "warp instructions");
   for (int p = 0; p < kNumPipes; ++p)
-    ctr_[kPipeBusyBase + p] = &stats_.child("unit_busy").counter(pipe_name(Pipe(p)),
-                                                                "cycles the unit was occupied (sum over sub-partitions)", "cycles");
+    ctr_[kPipeBusyBase + p] =
+        &stats_.child("unit_busy")
+             .counter(pipe_name(Pipe(p)), "cycles the unit was occupied (sum over sub-partitions)", "cycles");
   for (int p = 0; p < kNumPipes; ++p) {
     ii_[p] = p == int(Pipe::kTensor) || p == int(Pipe::kNone) ? 1 : s.units[p].initiation_interval();
-    latency_[p] = p == int(Pipe::kTensor) ? s.tensor.latency_cycles : p == int(Pipe::kNone) ? 1 : s.units[p].latency_cycles;
+    latency_[p] = p == int(Pipe::kTensor) ? s.tensor.latency_cycles
+                  : p == int(Pipe::kNone) ? 1
+                                          : s.units[p].latency_cycles;
   }
   for (size_t t = 0; t < mma_rate_.size(); ++t) {
     mma_rate_[t] = s.tensor.mma_sync_flops_per_cycle[t] / s.sub_partitions;
     wgmma_rate_[t] = s.tensor.wgmma_flops_per_cycle[t] / s.sub_partitions;
   }
+  ldmatrix_wb_per_reg_ = s.tensor.ldmatrix_writeback_cycles_per_reg;
   warps_.resize(s.max_warps);
   ctas_.resize(s.max_ctas);
   sps_.resize(s.sub_partitions);
@@ -101,7 +113,8 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
   const ir::Dim3 g = kernel_.grid;
   cta.used = true;
   cta.linear_id = linear_id;
-  cta.ctaid = ir::Dim3{uint32_t(linear_id % g.x), uint32_t((linear_id / g.x) % g.y), uint32_t(linear_id / (uint64_t(g.x) * g.y))};
+  cta.ctaid = ir::Dim3{uint32_t(linear_id % g.x), uint32_t((linear_id / g.x) % g.y),
+                       uint32_t(linear_id / (uint64_t(g.x) * g.y))};
   cta.warps_total = kernel_.warps_per_cta;
   cta.warps_done = cta.warps_exited = 0;
   cta.bar_arrived.fill(0);
@@ -168,7 +181,7 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
   if (cycle >= sp.next_cycle) return;
   sp.next_cycle = cycle;
   if (in_step_ || cycle >= scheduled_cycle_) return;  // the running step event schedules the minimum
-  uint64_t now_cycle = tick_to_cycle(sim_.now());  // never schedule into the past
+  uint64_t now_cycle = tick_to_cycle(sim_.now());     // never schedule into the past
   if (cycle < now_cycle) sp.next_cycle = cycle = now_cycle;
   scheduled_cycle_ = cycle;
   sim_.schedule(clock_.cycle_start(cycle), this, kStep);
@@ -176,8 +189,10 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
 
 uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
   uint64_t e = std::max(w.dep_ready, sp.pipe_free[int(w.pipe)]);
-  if (w.gate == Gate::kGlobal) e = std::max(e, l1_free_);
-  else if (w.gate == Gate::kShared) e = std::max(e, shared_free_);
+  if (w.gate == Gate::kGlobal)
+    e = std::max(e, l1_free_);
+  else if (w.gate == Gate::kShared)
+    e = std::max(e, shared_free_);
   return e;
 }
 
@@ -248,13 +263,21 @@ void Sm::issue(uint16_t wi, uint64_t c) {
   }
   w.ready_from = c + 1;
   switch (p) {
-    case Pipe::kTensor: exec_tensor(w, c); break;
-    case Pipe::kLsu:
-      if (w.gate == Gate::kGlobal) exec_global(wi, c);
-      else exec_shared(w, c);
+    case Pipe::kTensor:
+      exec_tensor(w, c);
       break;
-    case Pipe::kNone: exec_sync(wi, c); break;
-    default: exec_alu(w, c); break;
+    case Pipe::kLsu:
+      if (w.gate == Gate::kGlobal)
+        exec_global(wi, c);
+      else
+        exec_shared(w, c);
+      break;
+    case Pipe::kNone:
+      exec_sync(wi, c);
+      break;
+    default:
+      exec_alu(w, c);
+      break;
   }
   if (w.state == WarpState::kFree || w.state == WarpState::kExited) return;
   fetch(wi, c + 1);

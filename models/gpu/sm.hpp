@@ -29,12 +29,31 @@ inline constexpr uint64_t kNever = ~0ull;
 // Per-SM counters, registered in the stats tree as gpu/smN/<name>; the hot path increments
 // them through an index (no string lookup). Per-kernel figures are differences of these.
 enum SmCounter : int {
-  kInstExecuted, kThreadInstExecuted, kFlops, kIssueActiveCycles, kCyclesActive, kWarpCyclesActive,
-  kStallScoreboard, kStallMemory, kStallUnitBusy, kStallBarrier, kStallNotSelected,
-  kSharedRequests, kSharedWavefronts, kSharedIdealWavefronts, kSharedLoads, kSharedStores,
-  kSharedPipeBusy, kGlobalInsts, kGlobalRequests, kGlobalSectors, kL1PipeBusy,
-  kCtasLaunched, kWarpsLaunched,
-  kInstClassBase,                                        // + ir::OpClass
+  kInstExecuted,
+  kThreadInstExecuted,
+  kFlops,
+  kIssueActiveCycles,
+  kCyclesActive,
+  kWarpCyclesActive,
+  kStallScoreboard,
+  kStallMemory,
+  kStallUnitBusy,
+  kStallBarrier,
+  kStallNotSelected,
+  kSharedRequests,
+  kSharedWavefronts,
+  kSharedIdealWavefronts,
+  kSharedLoads,
+  kSharedStores,
+  kSharedPipeBusy,
+  kGlobalInsts,
+  kGlobalRequests,
+  kGlobalSectors,
+  kL1PipeBusy,
+  kTensorWritebackCycles,
+  kCtasLaunched,
+  kWarpsLaunched,
+  kInstClassBase,                                             // + ir::OpClass
   kPipeBusyBase = kInstClassBase + int(ir::OpClass::kCount),  // + Pipe: unit busy cycles (all sub-partitions)
   kNumSmCounters = kPipeBusyBase + kNumPipes
 };
@@ -79,15 +98,15 @@ class Sm final : public Component, public mem::MemResponder {
   enum class Gate : uint8_t { kNone, kGlobal, kShared };
   // The fields the issue scan reads for every resident warp come first, in one host cache line.
   struct alignas(64) Warp {
-    uint64_t dep_ready = 0;           // max reg_ready over inst's sources and destinations
-    uint64_t ready_from = 0;          // first cycle the warp could have issued inst (stall accounting)
+    uint64_t dep_ready = 0;   // max reg_ready over inst's sources and destinations
+    uint64_t ready_from = 0;  // first cycle the warp could have issued inst (stall accounting)
     uint8_t sp = 0;
     WarpState state = WarpState::kFree;
     Pipe pipe = Pipe::kNone;
     Gate gate = Gate::kNone;
     bool dep_mem = false;
-    uint32_t pending = 0;             // outstanding loads, atomics with a result, cp.async
-    uint32_t cta = 0;                 // CTA slot
+    uint32_t pending = 0;  // outstanding loads, atomics with a result, cp.async
+    uint32_t cta = 0;      // CTA slot
     uint32_t warp_in_cta = 0;
     std::optional<ir::WarpExecutor> exec;
     std::vector<uint64_t> reg_ready;  // cycle each register's value is available; kNever while a load is out
@@ -116,10 +135,10 @@ class Sm final : public Component, public mem::MemResponder {
   };
   struct SubPartition {
     std::unique_ptr<WarpScheduler> sched;
-    std::vector<uint16_t> warps;              // resident, not exited, oldest first
+    std::vector<uint16_t> warps;                  // resident, not exited, oldest first
     std::array<uint64_t, kNumPipes> pipe_free{};  // first cycle each unit accepts an instruction
-    uint64_t next_cycle = kNever;             // cycle of its next step (kNever: asleep)
-    uint64_t stepped_through = 0;             // one past the last cycle it stepped
+    uint64_t next_cycle = kNever;                 // cycle of its next step (kNever: asleep)
+    uint64_t stepped_through = 0;                 // one past the last cycle it stepped
   };
   enum EventKind : uint32_t { kStep = 0, kMemDone = 1 };
   enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3 };
@@ -160,6 +179,7 @@ class Sm final : public Component, public mem::MemResponder {
   KernelLaunch kernel_;
   std::array<uint32_t, kNumPipes> ii_{}, latency_{};
   std::array<double, size_t(ir::DType::kCount)> mma_rate_{}, wgmma_rate_{};  // flops/cycle per sub-partition
+  double ldmatrix_wb_per_reg_ = 0;  // sm.tensor.ldmatrix_writeback_cycles_per_reg
   std::vector<Warp> warps_;
   std::vector<CtaSlot> ctas_;
   std::vector<SubPartition> sps_;

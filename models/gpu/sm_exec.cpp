@@ -81,7 +81,8 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
 }
 
 // Shared memory: one wavefront per cycle through the SM's shared pipe; a load's result is ready
-// `latency` cycles after its last wavefront starts.
+// `latency` cycles after its last wavefront starts. An ldmatrix also holds its sub-partition's
+// tensor pipe while its registers are written back (sm.tensor.ldmatrix_writeback_cycles_per_reg).
 void Sm::exec_shared(Warp& w, uint64_t c) {
   const ir::DynInst& in = w.inst;
   SharedCost cost = shared_wavefronts(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes);
@@ -93,6 +94,15 @@ void Sm::exec_shared(Warp& w, uint64_t c) {
   bool store = in.op == ir::OpClass::kStShared || in.op == ir::OpClass::kStMatrix;
   ++*ctr_[store ? kSharedStores : kSharedLoads];
   uint64_t ready = c + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
+  if (in.op == ir::OpClass::kLdMatrix && ldmatrix_wb_per_reg_ > 0) {
+    // An ldmatrix.xN writes N registers per lane back through the path the sub-partition's tensor
+    // core also needs: the next mma.sync of that sub-partition waits for the writeback.
+    int regs = std::max(1, std::popcount(in.addr_active) / 8);  // .xN: 8 row addresses and one register per matrix
+    auto wb = uint64_t(std::llround(double(regs) * ldmatrix_wb_per_reg_));
+    uint64_t& tensor_free = sps_[w.sp].pipe_free[int(Pipe::kTensor)];
+    tensor_free = std::max(tensor_free, c) + wb;
+    *ctr_[kTensorWritebackCycles] += wb;
+  }
   for (int i = 0; i < in.n_dst; ++i) {
     uint16_t d = in.dst[i];
     if (d == ir::kNoReg) continue;
@@ -139,8 +149,10 @@ void Sm::apply_mem_done(uint64_t token, Tick when) {
     return;
   }
   compute_deps(w);
-  if (w.state == WarpState::kCpWait && cp_wait_satisfied(w)) release(wi, c, kStallMemory);
-  else if (w.state == WarpState::kReady) wake(w.sp, std::max(c, w.dep_ready));
+  if (w.state == WarpState::kCpWait && cp_wait_satisfied(w))
+    release(wi, c, kStallMemory);
+  else if (w.state == WarpState::kReady)
+    wake(w.sp, std::max(c, w.dep_ready));
 }
 
 }  // namespace gtsim::gpu

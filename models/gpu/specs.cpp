@@ -7,7 +7,7 @@
 namespace gtsim::gpu {
 
 const char* pipe_name(Pipe p) {
-  static constexpr const char* kNames[kNumPipes] = {"fp32", "int", "fp16", "fp64", "sfu",
+  static constexpr const char* kNames[kNumPipes] = {"fp32",    "int", "fp16",   "fp64", "sfu",
                                                     "shuffle", "lsu", "tensor", "none"};
   return kNames[int(p)];
 }
@@ -15,14 +15,21 @@ const char* pipe_name(Pipe p) {
 Pipe pipe_of(ir::OpClass op) {
   using ir::OpClass;
   switch (op) {
-    case OpClass::kInt: return Pipe::kInt;
-    case OpClass::kFp32: return Pipe::kFp32;
-    case OpClass::kFp16: return Pipe::kFp16;
-    case OpClass::kFp64: return Pipe::kFp64;
-    case OpClass::kSfu: return Pipe::kSfu;
-    case OpClass::kShuffle: return Pipe::kShuffle;
+    case OpClass::kInt:
+      return Pipe::kInt;
+    case OpClass::kFp32:
+      return Pipe::kFp32;
+    case OpClass::kFp16:
+      return Pipe::kFp16;
+    case OpClass::kFp64:
+      return Pipe::kFp64;
+    case OpClass::kSfu:
+      return Pipe::kSfu;
+    case OpClass::kShuffle:
+      return Pipe::kShuffle;
     case OpClass::kMma:
-    case OpClass::kWgmma: return Pipe::kTensor;
+    case OpClass::kWgmma:
+      return Pipe::kTensor;
     case OpClass::kLdGlobal:
     case OpClass::kStGlobal:
     case OpClass::kAtomGlobal:
@@ -31,8 +38,10 @@ Pipe pipe_of(ir::OpClass op) {
     case OpClass::kAtomShared:
     case OpClass::kLdMatrix:
     case OpClass::kStMatrix:
-    case OpClass::kCpAsync: return Pipe::kLsu;
-    default: return Pipe::kNone;  // commit/wait groups, barriers, mbarriers: an issue slot only
+    case OpClass::kCpAsync:
+      return Pipe::kLsu;
+    default:
+      return Pipe::kNone;  // commit/wait groups, barriers, mbarriers: an issue slot only
   }
 }
 
@@ -69,6 +78,8 @@ TensorSpecs TensorSpecs::parse(const ConfigNode& node) {
   parse_rate_map(node.at("mma_sync_flops_per_cycle"), t.mma_sync_flops_per_cycle);
   parse_rate_map(node.at("wgmma_flops_per_cycle"), t.wgmma_flops_per_cycle);
   t.latency_cycles = node.param<uint32_t>("latency_cycles").range(1, 10000).get();
+  if (node.has("ldmatrix_writeback_cycles_per_reg"))
+    t.ldmatrix_writeback_cycles_per_reg = node.param<double>("ldmatrix_writeback_cycles_per_reg").range(0, 64).get();
   return t;
 }
 

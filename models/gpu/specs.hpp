@@ -20,8 +20,8 @@ const char* pipe_name(Pipe p);
 Pipe pipe_of(ir::OpClass op);
 
 struct UnitSpecs {
-  uint32_t lanes = 32;           // a warp instruction occupies the unit 32 / lanes cycles
-  uint32_t latency_cycles = 4;   // issue to result
+  uint32_t lanes = 32;          // a warp instruction occupies the unit 32 / lanes cycles
+  uint32_t latency_cycles = 4;  // issue to result
   uint32_t initiation_interval() const { return ir::kWarpSize / lanes; }
   static UnitSpecs parse(const ConfigNode& node);
 };
@@ -31,6 +31,10 @@ struct TensorSpecs {
   std::array<double, size_t(ir::DType::kCount)> mma_sync_flops_per_cycle{};
   std::array<double, size_t(ir::DType::kCount)> wgmma_flops_per_cycle{};
   uint32_t latency_cycles = 32;
+  // Cycles an ldmatrix holds the sub-partition's tensor pipe per destination register (32 lanes x
+  // 4 B written back): the fragment loads of an mma.sync GEMM do not overlap the mma for free.
+  // 0 (the key absent): they overlap completely.
+  double ldmatrix_writeback_cycles_per_reg = 0;
   static TensorSpecs parse(const ConfigNode& node);
 };
 
@@ -38,9 +42,9 @@ struct SharedSpecs {
   uint32_t banks = 32;
   uint32_t bank_bytes = 4;
   uint32_t latency_cycles = 23;
-  std::vector<uint32_t> carveouts_kb;  // ascending: the shared-memory sizes the driver can choose
-  uint32_t max_per_cta_bytes = 0;      // largest shared allocation one CTA may request (opt-in)
-  uint32_t reserved_per_cta_bytes = 0; // per-CTA system reservation (1 KB on Ampere and Hopper)
+  std::vector<uint32_t> carveouts_kb;   // ascending: the shared-memory sizes the driver can choose
+  uint32_t max_per_cta_bytes = 0;       // largest shared allocation one CTA may request (opt-in)
+  uint32_t reserved_per_cta_bytes = 0;  // per-CTA system reservation (1 KB on Ampere and Hopper)
   static SharedSpecs parse(const ConfigNode& node);
 };
 

@@ -105,6 +105,36 @@ TEST(TensorCore, MmaSyncReachesTheConfiguredRate) {
   EXPECT_NEAR(double(t.flops) / double(t.cycles) / 132.0 / per_sm_cycle, 0.5, 0.06);
 }
 
+// Cost per k-tile (cycles) of a mma_shared variant on 4 SMs: the slope between two iteration counts.
+double mma_shared_cycles_per_ktile(int variant, const std::vector<std::string>& sets) {
+  std::vector<std::string> s = sets;
+  s.push_back("sm.count=4");
+  auto run = [&](int64_t iters) {
+    auto p = testing::lib_kernel("mma_shared", {{"variant", variant}, {"iters", iters}, {"SMS", 4}});
+    return double(testing::run_one("h200-sxm", *p, s).cycles);
+  };
+  return (run(24) - run(8)) / 16.0 / 2.0;  // two CTAs per SM
+}
+
+TEST(TensorCore, LdmatrixWritebackHoldsTheSubPartitionsTensorPipe) {
+  // Each ldmatrix.x4 writes 4 registers per lane back through the path its sub-partition's tensor
+  // core needs: 12 per warp and k-tile, 2 warps per sub-partition and CTA, so with q cycles per
+  // register the mma-bound k-tile of "both" grows by about 2 x 12 x 4q cycles per CTA. The loads
+  // alone and the mma alone do not change.
+  const std::string key = "sm.tensor.ldmatrix_writeback_cycles_per_reg=";
+  double both0 = mma_shared_cycles_per_ktile(2, {key + "0"});
+  double both1 = mma_shared_cycles_per_ktile(2, {key + "1"});
+  double mma0 = mma_shared_cycles_per_ktile(1, {key + "0"});
+  double mma1 = mma_shared_cycles_per_ktile(1, {key + "1"});
+  double ld0 = mma_shared_cycles_per_ktile(0, {key + "0"});
+  double ld1 = mma_shared_cycles_per_ktile(0, {key + "1"});
+  EXPECT_NEAR(both1 - both0, 2 * 12 * 4, 0.35 * 96);
+  EXPECT_NEAR(mma1, mma0, 0.01 * mma0);
+  EXPECT_NEAR(ld1, ld0, 0.01 * ld0);
+  // without the writeback the loads hide under the mma: "both" costs little more than the mma alone
+  EXPECT_LT(both0, 1.12 * mma0);
+}
+
 TEST(TensorCore, DtypeWithoutARateIsAnError) {
   auto p = testing::lib_kernel("mma_throughput", {{"dtype", 3}, {"iters", 1}});  // e4m3: no A100 rate
   EXPECT_THROW(testing::run_one("a100-40gb", *p), SimulationError);

@@ -109,6 +109,7 @@ int run_divergence(const std::vector<std::string>& args);
 int run_bank_conflicts(const std::vector<std::string>& args);
 int run_fixed_work(const std::vector<std::string>& args);
 int run_mma(const std::vector<std::string>& args);
+int run_mma_shared(const std::vector<std::string>& args);  // mma_shared.cu: tensor cores vs the shared pipe
 int run_empty(const std::vector<std::string>& args);
 int run_apps(const std::vector<std::string>& args);
 int run_green(const std::vector<std::string>& args);

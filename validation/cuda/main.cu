@@ -1,7 +1,8 @@
 // gtsim_twins: CUDA twins of the gtsim microbenchmarks (docs/microbenchmarks.md) and the runner.
 //   gtsim_twins --selftest                       small checks; "skipped: no CUDA device" without a GPU
 //   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy strided_copy
-//       pointer_chase divergence bank_conflicts fixed_work mma empty micro (all of these) apps
+//       pointer_chase divergence bank_conflicts fixed_work mma mma_shared empty micro (all of these but
+//       mma_shared) apps
 //       ncu_set (one launch of each representative, for Nsight Compute)
 // Rows are appended to DIR/<kernel>.csv and DIR/manifest.csv; see docs/measurements.md.
 #include <ctime>
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
   g.out_dir = arg(args, "out", ".");
   g.batch = arg(args, "batch", "b0");
   g.repeats = int(arg_i(args, "repeats", 7));
+  g.ncu = arg_i(args, "ncu", 0) != 0;  // --ncu=1: one launch per point and no rows (under Nsight Compute)
   int ndev = 0;
   cudaError_t e = cudaGetDeviceCount(&ndev);
   if (e != cudaSuccess || ndev == 0) {
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
     g.quick = true;
     int rc = 0;
     rc |= run_stream_copy(args) | run_strided_copy(args) | run_pointer_chase(args) | run_divergence(args);
-    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_empty(args) | run_apps(args);
+    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_mma_shared(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
@@ -135,6 +137,7 @@ int main(int argc, char** argv) {
     else if (c == "bank_conflicts") rc = (clock_row(c.c_str()), run_bank_conflicts(args));
     else if (c == "fixed_work") rc = (clock_row(c.c_str()), run_fixed_work(args));
     else if (c == "mma") rc = (clock_row(c.c_str()), run_mma(args));
+    else if (c == "mma_shared") rc = (clock_row(c.c_str()), run_mma_shared(args));
     else if (c == "empty") rc = (clock_row(c.c_str()), run_empty(args));
     else if (c == "apps") rc = (clock_row(c.c_str()), run_apps(args));
     else if (c == "green") rc = (clock_row(c.c_str()), run_green(args));  // green.cu: SM partitions
