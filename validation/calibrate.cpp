@@ -433,7 +433,7 @@ void fit_bandwidth(Ctx& c) {
 // ---- sm.tensor.mma_sync_flops_per_cycle.<dtype>: mma_throughput ----
 void fit_mma(Ctx& c) {
   static const char* names[] = {"f16", "bf16", "tf32", "e4m3"};
-  int64_t i1 = 16, i2 = 32;  // below ~16 iterations the model is still filling its pipelines (not linear in iters)
+  int64_t i1 = 64, i2 = 128;  // below ~64 iterations the model is still filling its pipelines (not linear in iters)
   for (auto* q : c.data.select("mma_throughput")) {
     int dtype = int(q->num("dtype"));
     if (dtype < 0 || dtype > 3) continue;
@@ -455,9 +455,9 @@ void fit_mma(Ctx& c) {
     p.value = f.p;
     p.se = f.se;
     p.quantum = 1;
-    // The model's tensor pipe takes a whole number of cycles per mma, so its time is flat in the rate
-    // between two integer initiation intervals: when the verifying run misses by over 2%, no rate
-    // reproduces the point; the measured device rate is written and the residual stays visible.
+    // The model's tensor pipe carries the fraction of a cycle from one mma to the next, so its time
+    // follows the rate; should the verifying run still miss by over 2% (no rate reproduces the
+    // point), the measured device rate is written and the residual stays visible.
     double dev_rate = q->num("flops_per_sm_per_cycle_nvml");
     bool flat = f.verify_err > 0.02 && std::isfinite(dev_rate);
     if (flat) p.value = dev_rate, p.se = dev_rate * q->spread() / 2;

@@ -185,6 +185,8 @@ ir::ParamValues bind_params(const MeasuredPoint& p, const std::vector<std::strin
       out[name] = int64_t(std::llround(*v));
     else if (name == "dtype" && dtypes.count(it->second))
       out[name] = dtypes.at(it->second);
+    else if (auto id = p.cols.find(name + "_id"); id != p.cols.end())  // a named variant and its number
+      if (auto v = parse_number(id->second)) out[name] = int64_t(std::llround(*v));
   }
   return out;
 }

@@ -17,8 +17,8 @@ namespace gtsim::validation {
 namespace {
 namespace fs = std::filesystem;
 
-const std::set<std::string> kMicro = {"empty",      "stream_copy",    "strided_copy", "pointer_chase",
-                                      "divergence", "bank_conflicts", "fixed_work",   "mma_throughput"};
+const std::set<std::string> kMicro = {"empty",          "stream_copy", "strided_copy",   "pointer_chase", "divergence",
+                                      "bank_conflicts", "fixed_work",  "mma_throughput", "mma_shared"};
 // Linear loop-trip parameters: the model runs at two small values and is extrapolated (said in the report).
 struct Scale {
   const char* param;
@@ -27,7 +27,8 @@ struct Scale {
 const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 32, 64}},
                                               {"divergence", {"work", 16, 32}},
                                               {"bank_conflicts", {"iters", 16, 32}},
-                                              {"mma_throughput", {"iters", 16, 32}}};
+                                              {"mma_throughput", {"iters", 64, 128}},
+                                              {"mma_shared", {"iters", 16, 48}}};
 
 struct Plan {
   std::vector<SimJob> jobs;
@@ -132,6 +133,8 @@ std::string role_of(const MeasuredPoint& p) {
     const std::string& first = kTwinRevised.at(p.kernel);
     return p.batch < first ? "excluded" : p.batch == first ? "held-out" : "held-out-repeat";
   }
+  // mma_shared (b4): "both" fits sm.tensor.ldmatrix_writeback_cycles_per_reg; the other variants check it
+  if (p.kernel == "mma_shared") return p.variant == "both" ? "calibration" : "fit-benchmark";
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
   if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
   if (p.kernel == "mma_throughput") return "calibration";
@@ -448,6 +451,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         if (std::isfinite(part) && part > 0) sets.push_back("sm.count=" + std::to_string(int64_t(part)));
         int64_t point_sms = sets.empty() ? sms : int64_t(part);
         if (p.kernel == "fixed_work" && !keep_fixed(params["ctas"], point_sms)) r.reason = "not simulated (sampling)";
+        // mma_shared is per SM (two CTAs each, its copies hit the L2): 8 SMs stand for the 132
+        if (p.kernel == "mma_shared") params["SMS"] = 8, sets.push_back("sm.count=8");
         auto a = params, b = params;
         a[sc.param] = sc.w1;
         b[sc.param] = sc.w2;
@@ -457,7 +462,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
                  double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
         };
         plan.note = std::string("simulated at ") + sc.param + " = " + std::to_string(sc.w1) + ", " +
-                    std::to_string(sc.w2) + ", extrapolated linearly to " + std::to_string(W);
+                    std::to_string(sc.w2) + ", extrapolated linearly to " + std::to_string(W) +
+                    (p.kernel == "mma_shared" ? " (on 8 SMs: the benchmark is per SM)" : "");
       } else {
         if (p.kernel == "stream_copy" && params["n"] > copy_max)
           r.reason = "not simulated (size beyond the run budget)";

@@ -139,6 +139,7 @@ class Sm final : public Component, public mem::MemResponder {
     std::array<uint64_t, kNumPipes> pipe_free{};  // first cycle each unit accepts an instruction
     uint64_t next_cycle = kNever;                 // cycle of its next step (kNever: asleep)
     uint64_t stepped_through = 0;                 // one past the last cycle it stepped
+    double tensor_carry = 0;  // fraction of a cycle the tensor core's last mma left over (see exec_tensor)
   };
   enum EventKind : uint32_t { kStep = 0, kMemDone = 1 };
   enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3 };

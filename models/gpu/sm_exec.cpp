@@ -22,7 +22,8 @@ void Sm::exec_alu(Warp& w, uint64_t c) {
 }
 
 // An mma.sync occupies the sub-partition's tensor core for flops / (rate per sub-partition)
-// cycles; its accumulators are ready `latency` cycles after issue (or when the core is done).
+// cycles (whole cycles, the remainder carried); its accumulators are ready `latency` cycles after
+// issue (or when the core is done).
 void Sm::exec_tensor(Warp& w, uint64_t c) {
   const ir::DynInst& in = w.inst;
   const auto& table = in.op == ir::OpClass::kWgmma ? wgmma_rate_ : mma_rate_;
@@ -32,8 +33,12 @@ void Sm::exec_tensor(Warp& w, uint64_t c) {
                           (in.op == ir::OpClass::kWgmma ? "wgmma" : "mma.sync") + " rate for dtype " +
                           std::string(ir::dtype_name(in.mma.ab)) + " (sm.tensor in the config)");
   uint64_t flops = in.mma.flops() ? in.mma.flops() : in.flops;
-  uint64_t occupancy = std::max<uint64_t>(1, uint64_t(std::ceil(double(flops) / rate)));
+  // Whole cycles per mma, with the fraction carried to the next one, so that a stream of mma runs
+  // at the configured rate on average (a rate of 6.7 cycles per mma costs 7, 7, 6, 7, ...).
   SubPartition& sp = sps_[w.sp];
+  double exact = double(flops) / rate + sp.tensor_carry;
+  uint64_t occupancy = std::max<uint64_t>(1, uint64_t(std::floor(exact)));
+  sp.tensor_carry = std::max(0.0, exact - double(occupancy));
   sp.pipe_free[int(Pipe::kTensor)] = c + occupancy;
   *ctr_[kPipeBusyBase + int(Pipe::kTensor)] += occupancy;
   uint64_t ready = c + std::max<uint64_t>(latency_[int(Pipe::kTensor)], occupancy);
