@@ -43,7 +43,9 @@ TEST(Attention, NaiveAndFlashIrKernelsPassTheB3Fidelity) {
   }
 }
 
-TEST(Attention, NaivePointAtTheSmallestTIsSimulatedAsThreeLaunches) {
+// Simulates the whole point (three launches, minutes of host time): in the `accuracy` label with the
+// other full-model runs on the measured data, so the gating suite stays short.
+TEST(AccuracyAttention, NaivePointAtTheSmallestTIsSimulatedAsThreeLaunches) {
   Dataset d = load_dataset(kData);
   // only b3's naive attention at T = 1024 (the data's other points are not needed)
   std::vector<MeasuredPoint> keep;
