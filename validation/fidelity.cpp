@@ -358,6 +358,7 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
   if (k == "softmax_rows")
     return {{"rows", 2}, {"T", tmpl("ILi", 4) * 1024}, {"OUT_BF16", fn.find("bfloat16") != std::string::npos ? 1 : 0}};
   if (k == "flash_attention_fwd") return {{"B", 1}, {"H", 1}, {"T", 256}, {"D", 64}};
+  if (k == "mma_shared") return {{"variant", tmpl("ILi", 2)}, {"iters", 4}, {"SMS", 1}};
   if (k == "attn_qk_gemm") return {{"M", 256}, {"N", 256}, {"K", tmpl("ILi", 8) == 8 ? 256 : 257}, {"BH", 1}};
   if (k == "attn_pv_gemm") return {{"M", 256}, {"N", 64}, {"K", 256}, {"BH", 1}};
   return {};
