@@ -1,4 +1,4 @@
-# gnuplot validation.gp -> validation_scatter.png (written by gtsim validate)
+# gnuplot validation_scatter.gp -> validation_scatter.png (written by gtsim validate)
 set terminal pngcairo size 900,800
 set output 'docs/validation_scatter.png'
 set logscale xy
