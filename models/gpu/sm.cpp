@@ -188,7 +188,9 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
 }
 
 uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
-  uint64_t e = std::max(w.dep_ready, sp.pipe_free[int(w.pipe)]);
+  uint64_t unit = sp.pipe_free[int(w.pipe)];
+  if (w.pipe == Pipe::kInt && specs_.sm.int_on_fma) unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
+  uint64_t e = std::max(w.dep_ready, unit);
   if (w.gate == Gate::kGlobal)
     e = std::max(e, l1_free_);
   else if (w.gate == Gate::kShared)
@@ -258,8 +260,10 @@ void Sm::issue(uint16_t wi, uint64_t c) {
   SubPartition& sp = sps_[w.sp];
   Pipe p = w.pipe;
   if (p != Pipe::kTensor) {
-    sp.pipe_free[int(p)] = c + ii_[int(p)];
-    *ctr_[kPipeBusyBase + int(p)] += ii_[int(p)];
+    // an integer instruction takes the FMA pipe when the INT pipe is still busy (sm.int_on_fma)
+    Pipe unit = p == Pipe::kInt && specs_.sm.int_on_fma && sp.pipe_free[int(p)] > c ? Pipe::kFp32 : p;
+    sp.pipe_free[int(unit)] = c + ii_[int(unit)];
+    *ctr_[kPipeBusyBase + int(unit)] += ii_[int(unit)];
   }
   w.ready_from = c + 1;
   switch (p) {

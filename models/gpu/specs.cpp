@@ -109,6 +109,7 @@ SmSpecs SmSpecs::parse(const ConfigNode& node) {
   s.sub_partitions = node.param<uint32_t>("sub_partitions").range(1, 16).get();
   s.warp_scheduler = node.param<std::string>("warp_scheduler").one_of(WarpSchedulerRegistry::instance().names()).get();
   s.issue_per_cycle = node.param<uint32_t>("issue_per_cycle").range(1, 8).get();
+  if (node.has("int_on_fma")) s.int_on_fma = node.at("int_on_fma").as<bool>();
   s.max_threads = node.param<uint32_t>("max_threads").range(32, 65536).get();
   s.max_warps = node.param<uint32_t>("max_warps").range(1, 1024).get();
   s.max_ctas = node.param<uint32_t>("max_ctas").range(1, 1024).get();

@@ -53,6 +53,9 @@ struct SmSpecs {
   uint32_t sub_partitions = 4;
   std::string warp_scheduler = "gto";
   uint32_t issue_per_cycle = 1;
+  // Integer instructions may issue to the FP32 FMA pipe when the INT pipe is busy (IMAD/IMUL run on
+  // the FMA datapath from Volta on); false: the INT pipe only.
+  bool int_on_fma = false;
   uint32_t max_threads = 2048;
   uint32_t max_warps = 64;
   uint32_t max_ctas = 32;
