@@ -14,14 +14,13 @@
 #include <utility>
 #include <vector>
 
-#define CK(call)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, \
-                   __LINE__, #call);                                                      \
-      std::exit(2);                                                                       \
-    }                                                                                     \
+#define CK(call)                                                                                             \
+  do {                                                                                                       \
+    cudaError_t e_ = (call);                                                                                 \
+    if (e_ != cudaSuccess) {                                                                                 \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
+      std::exit(2);                                                                                          \
+    }                                                                                                        \
   } while (0)
 #define CKL() CK(cudaGetLastError())
 
@@ -32,7 +31,10 @@ struct Row {
   std::vector<std::pair<std::string, std::string>> kv;
   Row& set(const std::string& k, const std::string& v) {
     for (auto& p : kv)
-      if (p.first == k) { p.second = v; return *this; }
+      if (p.first == k) {
+        p.second = v;
+        return *this;
+      }
     kv.emplace_back(k, v);
     return *this;
   }
@@ -58,9 +60,9 @@ struct Ctx {
   int sms = 0;
   size_t l2_bytes = 0;
   cudaDeviceProp prop{};
-  bool quick = false;  // selftest: tiny sweeps, no files
+  bool quick = false;       // selftest: tiny sweeps, no files
   std::string canary_pass;  // start / end
-  bool ncu = false;    // ncu_set: one launch per point, no warm-up (Nsight Compute replays it)
+  bool ncu = false;         // ncu_set: one launch per point, no warm-up (Nsight Compute replays it)
   cudaStream_t stream = 0;  // every launch goes here (time_graph points it at its capture stream)
   int partition_sms = 0;    // green: the SM count of the partition the launches run on (0: whole GPU)
 };
@@ -82,8 +84,8 @@ struct Timing {
 // per_rep <= 0: chosen so that one repeat lasts ~g.target_batch_us. Each repeat records events
 // around per_rep back-to-back launches; `between` (if given) runs before each repeat, outside
 // the events (L2 scrub). Median/min/max over repeats, divided by per_rep.
-Timing time_launches(const std::function<void(int)>& launch, int per_rep = 0, int repeats = -1,
-                     int warmup = -1, const std::function<void()>& between = nullptr);
+Timing time_launches(const std::function<void(int)>& launch, int per_rep = 0, int repeats = -1, int warmup = -1,
+                     const std::function<void()>& between = nullptr);
 // Same, through a CUDA graph holding per_rep launches, replayed once per repeat.
 Timing time_graph(const std::function<void(int)>& launch, int per_rep, int repeats = -1);
 
@@ -97,9 +99,9 @@ Row base_row(const char* kernel, const char* variant);
 // helpers
 uint64_t splitmix64(uint64_t& s);
 size_t count_mismatch_u32(const void* a, const void* b, size_t words);  // device compare
-void fill_pattern_f32(float* p, size_t n, uint32_t seed);  // finite non-zero floats
-void poison(void* p, size_t bytes);                       // 0xFF bytes (NaN floats)
-double sm_clock_probe_mhz();  // clock64 vs globaltimer over ~5 ms on one SM
+void fill_pattern_f32(float* p, size_t n, uint32_t seed);               // finite non-zero floats
+void poison(void* p, size_t bytes);                                     // 0xFF bytes (NaN floats)
+double sm_clock_probe_mhz();                                            // clock64 vs globaltimer over ~5 ms on one SM
 
 // sweeps (one per .cu file)
 int run_stream_copy(const std::vector<std::string>& args);

@@ -50,11 +50,12 @@ static int write_device_json() {
   std::string path = g.out_dir + "/device.json";
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return 3;
-  std::fprintf(f, "{\n  \"batch\": \"%s\",\n  \"date_utc\": \"%s\",\n  \"name\": \"%s\",\n  \"uuid\": \"%s\",\n", g.batch.c_str(),
-               date, p.name, device_uuid().c_str());
-  std::fprintf(f, "  \"driver\": \"%s\",\n  \"cuda_driver_api\": %d,\n  \"cuda_runtime\": %d,\n", nvml_driver_version().c_str(),
-               drv, rt);
-  std::fprintf(f, "  \"cc\": \"%d.%d\",\n  \"sm_count\": %d,\n  \"l2_bytes\": %d,\n  \"persisting_l2_max_bytes\": %d,\n",
+  std::fprintf(f, "{\n  \"batch\": \"%s\",\n  \"date_utc\": \"%s\",\n  \"name\": \"%s\",\n  \"uuid\": \"%s\",\n",
+               g.batch.c_str(), date, p.name, device_uuid().c_str());
+  std::fprintf(f, "  \"driver\": \"%s\",\n  \"cuda_driver_api\": %d,\n  \"cuda_runtime\": %d,\n",
+               nvml_driver_version().c_str(), drv, rt);
+  std::fprintf(f,
+               "  \"cc\": \"%d.%d\",\n  \"sm_count\": %d,\n  \"l2_bytes\": %d,\n  \"persisting_l2_max_bytes\": %d,\n",
                p.major, p.minor, p.multiProcessorCount, p.l2CacheSize, p.persistingL2CacheMaxSize);
   std::fprintf(f, "  \"global_mem_bytes\": %zu,\n  \"shared_per_sm_bytes\": %zu,\n  \"shared_per_block_bytes\": %zu,\n",
                p.totalGlobalMem, p.sharedMemPerMultiprocessor, p.sharedMemPerBlock);
@@ -64,8 +65,9 @@ static int write_device_json() {
                p.maxThreadsPerMultiProcessor, p.maxBlocksPerMultiProcessor, p.warpSize);
   std::fprintf(f, "  \"peak_sm_clock_khz\": %d,\n  \"peak_mem_clock_khz\": %d,\n  \"mem_bus_width_bits\": %d,\n", clk,
                mclk, bus);
-  std::fprintf(f, "  \"nvml_sm_mhz_now\": %d,\n  \"nvml_mem_mhz_now\": %d,\n  \"temp_c_now\": %d,\n  \"power_w_now\": %.1f,\n",
-               c.sm_mhz, c.mem_mhz, c.temp_c, c.power_w);
+  std::fprintf(
+      f, "  \"nvml_sm_mhz_now\": %d,\n  \"nvml_mem_mhz_now\": %d,\n  \"temp_c_now\": %d,\n  \"power_w_now\": %.1f,\n",
+      c.sm_mhz, c.mem_mhz, c.temp_c, c.power_w);
   std::fprintf(f, "  \"sm_clock_probe_mhz\": %.1f\n}\n", sm_clock_probe_mhz());
   std::fclose(f);
   log("device: %s %s, %d SMs, L2 %d B, driver %s\n", p.name, device_uuid().c_str(), p.multiProcessorCount,
@@ -101,8 +103,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc), cmds;
   bool selftest = false;
   for (auto& s : args) {
-    if (s == "--selftest") selftest = true;
-    else if (s.rfind("--", 0) != 0) cmds.push_back(s);
+    if (s == "--selftest")
+      selftest = true;
+    else if (s.rfind("--", 0) != 0)
+      cmds.push_back(s);
   }
   g.out_dir = arg(args, "out", ".");
   g.batch = arg(args, "batch", "b0");
@@ -121,28 +125,44 @@ int main(int argc, char** argv) {
     g.quick = true;
     int rc = 0;
     rc |= run_stream_copy(args) | run_strided_copy(args) | run_pointer_chase(args) | run_divergence(args);
-    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_mma_shared(args) | run_empty(args) | run_apps(args);
+    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_mma_shared(args) | run_empty(args) |
+          run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
   if (cmds.empty()) cmds = {"device", "micro"};
   for (auto& c : cmds) {
     int rc = 0;
-    if (c == "device") rc = write_device_json();
-    else if (c == "canary_start" || c == "canary_end") rc = (clock_row(c.c_str()), canary(c.substr(7)));
-    else if (c == "stream_copy") rc = (clock_row(c.c_str()), run_stream_copy(args));
-    else if (c == "strided_copy") rc = (clock_row(c.c_str()), run_strided_copy(args));
-    else if (c == "pointer_chase") rc = (clock_row(c.c_str()), run_pointer_chase(args));
-    else if (c == "divergence") rc = (clock_row(c.c_str()), run_divergence(args));
-    else if (c == "bank_conflicts") rc = (clock_row(c.c_str()), run_bank_conflicts(args));
-    else if (c == "fixed_work") rc = (clock_row(c.c_str()), run_fixed_work(args));
-    else if (c == "mma") rc = (clock_row(c.c_str()), run_mma(args));
-    else if (c == "mma_shared") rc = (clock_row(c.c_str()), run_mma_shared(args));
-    else if (c == "empty") rc = (clock_row(c.c_str()), run_empty(args));
-    else if (c == "apps") rc = (clock_row(c.c_str()), run_apps(args));
-    else if (c == "green") rc = (clock_row(c.c_str()), run_green(args));  // green.cu: SM partitions
-    else if (c == "ncu_set") ncu_set();
-    else if (c == "apps_quick") g.quick = true, rc = run_apps(args), g.quick = false;  // small app checks, no rows
+    if (c == "device")
+      rc = write_device_json();
+    else if (c == "canary_start" || c == "canary_end")
+      rc = (clock_row(c.c_str()), canary(c.substr(7)));
+    else if (c == "stream_copy")
+      rc = (clock_row(c.c_str()), run_stream_copy(args));
+    else if (c == "strided_copy")
+      rc = (clock_row(c.c_str()), run_strided_copy(args));
+    else if (c == "pointer_chase")
+      rc = (clock_row(c.c_str()), run_pointer_chase(args));
+    else if (c == "divergence")
+      rc = (clock_row(c.c_str()), run_divergence(args));
+    else if (c == "bank_conflicts")
+      rc = (clock_row(c.c_str()), run_bank_conflicts(args));
+    else if (c == "fixed_work")
+      rc = (clock_row(c.c_str()), run_fixed_work(args));
+    else if (c == "mma")
+      rc = (clock_row(c.c_str()), run_mma(args));
+    else if (c == "mma_shared")
+      rc = (clock_row(c.c_str()), run_mma_shared(args));
+    else if (c == "empty")
+      rc = (clock_row(c.c_str()), run_empty(args));
+    else if (c == "apps")
+      rc = (clock_row(c.c_str()), run_apps(args));
+    else if (c == "green")
+      rc = (clock_row(c.c_str()), run_green(args));  // green.cu: SM partitions
+    else if (c == "ncu_set")
+      ncu_set();
+    else if (c == "apps_quick")
+      g.quick = true, rc = run_apps(args), g.quick = false;  // small app checks, no rows
     else if (c == "micro") {
       for (auto f : {run_empty, run_stream_copy, run_strided_copy, run_divergence, run_bank_conflicts, run_fixed_work,
                      run_mma, run_pointer_chase}) {

@@ -22,8 +22,12 @@ namespace {
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kSrcTiles = 64;  // the cp.async source: 64 k-tiles of A and B, 2 MiB, stays in L2
 
-__device__ __forceinline__ int swz_a(int row, int col) { return row * kBK + (((col >> 3) ^ ((row >> 1) & 3)) << 3) + (col & 7); }
-__device__ __forceinline__ int swz_b(int row, int col) { return row * kBN + (((col >> 3) ^ (row & 7)) << 3) + (col & 7); }
+__device__ __forceinline__ int swz_a(int row, int col) {
+  return row * kBK + (((col >> 3) ^ ((row >> 1) & 3)) << 3) + (col & 7);
+}
+__device__ __forceinline__ int swz_b(int row, int col) {
+  return row * kBN + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
+}
 }  // namespace
 
 template <int V>
@@ -119,10 +123,18 @@ double point_mma_shared(int variant, int iters, const char* file) {
   poison(out, size_t(grid) * 256 * 4);
   auto launch = [&](int) {
     switch (variant) {
-      case 0: mma_shared<0><<<grid, 256, 0, g.stream>>>(src, out, iters); break;
-      case 1: mma_shared<1><<<grid, 256, 0, g.stream>>>(src, out, iters); break;
-      case 2: mma_shared<2><<<grid, 256, 0, g.stream>>>(src, out, iters); break;
-      default: mma_shared<3><<<grid, 256, 0, g.stream>>>(src, out, iters); break;
+      case 0:
+        mma_shared<0><<<grid, 256, 0, g.stream>>>(src, out, iters);
+        break;
+      case 1:
+        mma_shared<1><<<grid, 256, 0, g.stream>>>(src, out, iters);
+        break;
+      case 2:
+        mma_shared<2><<<grid, 256, 0, g.stream>>>(src, out, iters);
+        break;
+      default:
+        mma_shared<3><<<grid, 256, 0, g.stream>>>(src, out, iters);
+        break;
     }
     CKL();
   };
