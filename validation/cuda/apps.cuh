@@ -65,6 +65,17 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 
 inline int lowbit(int x) { return x & -x; }
 
+// gemm_tiled's shared-tile swizzles (gemm.cu; mma_shared.cu runs the same tiles): 16-byte chunks of
+// 8 bf16 XOR-swizzled. swz_a: a [rows][32] tile (A, or Bt when B is given as [N][K]), 4 chunks per
+// row, chunk ^ (row / 2) % 4; swz_b: a [32][128] tile (B), 16 chunks per row, chunk ^ row % 8.
+constexpr int kSwzK = 32, kSwzN = 128;  // the tiles' row lengths (gemm_tiled's BK and BN)
+__device__ __forceinline__ int swz_a(int row, int col) {
+  return row * kSwzK + (((col >> 3) ^ ((row >> 1) & 3)) << 3) + (col & 7);
+}
+__device__ __forceinline__ int swz_b(int row, int col) {
+  return row * kSwzN + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
+}
+
 // ---------------------------------------------------------------- shared host helpers (apps.cu)
 // relative L2 error of x against the fp32 reference (INFINITY when x holds a non-finite value)
 double rel_err_bf16(const bf16* x, const float* ref, size_t n, double* nonfinite);

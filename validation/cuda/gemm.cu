@@ -16,12 +16,7 @@ namespace twins {
 constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3, WARPS_M = 2;
 constexpr int GEMM_SMEM = STAGES * (BM * BK + BK * BN) * 2;  // 49152
 
-__device__ __forceinline__ int swz_a(int row, int col) {  // [rows][BK]: 4 chunks of 8 per row
-  return row * BK + (((col >> 3) ^ ((row >> 1) & 3)) << 3) + (col & 7);
-}
-__device__ __forceinline__ int swz_b(int row, int col) {  // [BK][BN]: 16 chunks of 8 per row
-  return row * BN + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
-}
+static_assert(BK == kSwzK && BN == kSwzN, "swz_a / swz_b (apps.cuh) assume gemm_tiled's BK and BN");
 
 template <int VEC>
 __device__ __forceinline__ void copy_vec(bf16* dst, const bf16* src, bool ok) {

@@ -21,13 +21,7 @@ namespace twins {
 namespace {
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kSrcTiles = 64;  // the cp.async source: 64 k-tiles of A and B, 2 MiB, stays in L2
-
-__device__ __forceinline__ int swz_a(int row, int col) {
-  return row * kBK + (((col >> 3) ^ ((row >> 1) & 3)) << 3) + (col & 7);
-}
-__device__ __forceinline__ int swz_b(int row, int col) {
-  return row * kBN + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
-}
+static_assert(kBK == kSwzK && kBN == kSwzN, "swz_a / swz_b (apps.cuh) assume gemm_tiled's BK and BN");
 }  // namespace
 
 template <int V>
