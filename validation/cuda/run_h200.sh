@@ -7,15 +7,7 @@
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
-OUT=${OUT:-/tmp/gtsim_out}
-D=/tmp/gtsim_$BATCH
-B=/tmp/gtsim_build
-mkdir -p "$OUT" && rm -rf "$D" && mkdir -p "$D"
-exec > >(tee -a "$OUT/run_$BATCH.log") 2>&1
-T=$B/gtsim_twins
-run() { echo "+ $*"; "$@"; echo "rc=$? at $(date +%T)"; }
-pack() { cp "$OUT/run_$BATCH.log" "$D/run.log" 2>/dev/null; tar czf "$OUT/data_$BATCH.tar.gz" -C "$D" .; }
-trap pack EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"  # OUT, D, B, T, the log, run, pack
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max
 ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
   local f=$1 k=$2; shift 2
@@ -26,14 +18,9 @@ ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
 MICRO='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)$'
 APPS='regex:^(twins::)?(gemm_tiled|gemm_fp32|gemm_persistent|attn_qk_gemm|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
 
-date -u
-nvidia-smi --query-gpu=uuid,name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit \
-  --format=csv > "$D/nvidia_smi.csv"
-cat "$D/nvidia_smi.csv"
+device_info
 nvidia-smi -q > "$D/nvidia_smi_q.txt" 2>&1
-nvcc --version | tail -2
-run validation/cuda/build.sh "$B" || exit 1
-cp "$B/ptxas.txt" "$D/"
+build_twins
 run $T --out="$D" --batch="$BATCH" device canary_start
 pack
 if [ "$WHAT" != apps ]; then run timeout 200 $T --out="$D" --batch="$BATCH" micro; pack; fi

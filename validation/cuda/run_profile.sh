@@ -7,22 +7,9 @@
 # the hardware's. Everything lands in $OUT/data_BATCH.tar.gz (re-packed after every phase).
 set -uo pipefail
 BATCH=${1:-b4}
-OUT=${OUT:-/tmp/gtsim_out}
-D=/tmp/gtsim_$BATCH
-B=/tmp/gtsim_build
-mkdir -p "$OUT" && rm -rf "$D" && mkdir -p "$D"
-exec > >(tee -a "$OUT/run_$BATCH.log") 2>&1
-T=$B/gtsim_twins
-run() { echo "+ $*"; "$@"; echo "rc=$? at $(date +%T)"; }
-pack() { cp "$OUT/run_$BATCH.log" "$D/run.log" 2>/dev/null; tar czf "$OUT/data_$BATCH.tar.gz" -C "$D" .; }
-trap pack EXIT
-date -u
-nvidia-smi --query-gpu=uuid,name,driver_version,pstate,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,power.limit \
-  --format=csv > "$D/nvidia_smi.csv"
-cat "$D/nvidia_smi.csv"
-nvcc --version | tail -2
-run validation/cuda/build.sh "$B" || exit 1
-cp "$B/ptxas.txt" "$D/"
+source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"  # OUT, D, B, T, the log, run, pack
+device_info
+build_twins
 run $T --out="$D" --batch="$BATCH" device canary_start mma_shared canary_end
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
 pack
