@@ -10,15 +10,10 @@
 #include "validation/measured.hpp"
 #include "validation/simrun.hpp"
 #include "validation/validate.hpp"
+#include "validation_fixture.hpp"
 
 using namespace gtsim::validation;
-
-namespace {
-const std::string kSrc = GTSIM_SOURCE_DIR;
-const std::string kData = kSrc + "/validation/data/h200";
-const std::string kHw = kSrc + "/hw_configs/h200-sxm.yaml";
-const std::string kKernels = kSrc + "/kernels_ir/lib";
-}  // namespace
+using namespace gtsim::validation::fixture;
 
 TEST(Attention, NaiveAndFlashIrKernelsPassTheB3Fidelity) {
   Dataset d = load_dataset(kData);

@@ -10,19 +10,19 @@
 
 #include "validation/csv.hpp"
 #include "validation/simrun.hpp"
+#include "validation_fixture.hpp"
 
 using namespace gtsim::validation;
+using namespace gtsim::validation::fixture;
 
 namespace {
-const std::string kSrc = GTSIM_SOURCE_DIR;
-
 struct Partition {
   std::map<int64_t, double> us_by_ctas;  // measured time per launch
   int64_t work = 0;
 };
 
 std::map<int64_t, Partition> measured_partitions() {
-  CsvTable t = read_csv(kSrc + "/validation/data/h200/b3g/fixed_work_green.csv");
+  CsvTable t = read_csv(kData + "/b3g/fixed_work_green.csv");
   std::map<int64_t, Partition> parts;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     auto sms = t.number(r, "partition_sms"), ctas = t.number(r, "ctas"), us = t.number(r, "median_us");
@@ -50,7 +50,7 @@ double simulated_us(SimRunner& sim, int64_t sms, int64_t ctas, int64_t work) {
 TEST(Validation, GreenPartitionWaveStepSitsAtPartitionPlusOne) {
   auto parts = measured_partitions();
   ASSERT_GE(parts.size(), 4u) << "b3g holds partitions of 16..120 SMs";
-  SimRunner sim(kSrc + "/hw_configs/h200-sxm.yaml", kSrc + "/kernels_ir/lib");
+  SimRunner sim(kHw, kKernels);
   sim.set_threads(2);
   int checked = 0;
   for (int64_t P : {16, 64, 112}) {
@@ -77,7 +77,7 @@ TEST(Validation, GreenPartitionWaveStepSitsAtPartitionPlusOne) {
 // 112-SM partition (the one closest to the A100's 108) is simulated: 3 steps in 17 points. A step is
 // a rise over 5% (issue 9's definition; the flat stretches move by under 1.5% on the H200).
 TEST(Validation, GreenPartitionGemmStepsWhereTilesPassTheSmCount) {
-  CsvTable t = read_csv(kSrc + "/validation/data/h200/b3p/gemm_tiled_green.csv");
+  CsvTable t = read_csv(kData + "/b3p/gemm_tiled_green.csv");
   std::map<int64_t, std::map<int64_t, double>> meas;  // sms -> N -> us
   int64_t M = 0, K = 0;
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -88,7 +88,7 @@ TEST(Validation, GreenPartitionGemmStepsWhereTilesPassTheSmCount) {
   }
   ASSERT_EQ(meas.size(), 2u);
   meas.erase(64);
-  SimRunner sim(kSrc + "/hw_configs/h200-sxm.yaml", kSrc + "/kernels_ir/lib");
+  SimRunner sim(kHw, kKernels);
   sim.set_threads(2);
   // the k-loop is linear in K: simulate two short K and extrapolate to the measured K
   const int64_t k1 = 128, k2 = 256;

@@ -14,17 +14,14 @@
 #include "validation/fidelity.hpp"
 #include "validation/fitmath.hpp"
 #include "validation/validate.hpp"
+#include "validation_fixture.hpp"
 
 namespace fs = std::filesystem;
 using namespace gtsim;
 using namespace gtsim::validation;
+using namespace gtsim::validation::fixture;
 
 namespace {
-const std::string kSrc = GTSIM_SOURCE_DIR;
-const std::string kData = kSrc + "/validation/data/h200";
-const std::string kHw = kSrc + "/hw_configs/h200-sxm.yaml";
-const std::string kKernels = kSrc + "/kernels_ir/lib";
-
 std::string slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
