@@ -11,114 +11,27 @@
 #include "sim/config.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/fitmath.hpp"
+#include "validation/validate_plan.hpp"
 
 namespace gtsim::validation {
 
 namespace {
+using detail::app_mapping;
+using detail::app_plan;
+using detail::AppMapping;
+using detail::cdiv_i;
+using detail::has_scaled_plan;
+using detail::Plan;
+using detail::scaled_plan;
 namespace fs = std::filesystem;
 
 const std::set<std::string> kMicro = {"empty",          "stream_copy", "strided_copy",   "pointer_chase", "divergence",
                                       "bank_conflicts", "fixed_work",  "mma_throughput", "mma_shared"};
-// Linear loop-trip parameters: the model runs at two small values and is extrapolated (said in the report).
-struct Scale {
-  const char* param;
-  int64_t w1, w2;
-};
-const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 32, 64}},
-                                              {"divergence", {"work", 16, 32}},
-                                              {"bank_conflicts", {"iters", 16, 32}},
-                                              {"mma_throughput", {"iters", 64, 128}},
-                                              {"mma_shared", {"iters", 16, 48}}};
-
-struct Plan {
-  std::vector<SimJob> jobs;
-  std::function<double(const std::vector<SimOutcome>&)> combine;
-  std::string note;
-};
 
 bool all_ok(const std::vector<SimOutcome>& o) {
   for (const auto& x : o)
     if (!x.ok) return false;
   return true;
-}
-
-// ---- application kernels: the IR kernels that model a measured point, in launch order ----
-struct AppKernel {
-  std::string kir;  // kernels_ir/lib/NAME.kir
-  ir::ParamValues params;
-  std::string twin_function;  // part of the twin's mangled name (its fidelity record)
-};
-struct AppMapping {
-  std::vector<AppKernel> kernels;  // empty: not modelled (reason says why)
-  std::string reason;
-  std::string scale_param;  // "n": streaming kernels, time linear in n (extrapolated); "K": GEMM k-loop
-  int64_t kstep = 256;      // "K": 8 k-tiles (BK 32: 256; gemm_fp32's BK 8: 64)
-};
-
-int64_t lowbit(int64_t x) { return x & -x; }
-
-AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
-  AppMapping a;
-  auto need = [&](const std::string& k) {
-    if (!sim.has_kernel(k) && a.reason.empty()) a.reason = "no IR kernel " + k + ".kir";
-  };
-  auto num = [&](const char* c) { return int64_t(std::llround(p.num(c))); };
-  if (p.kernel == "elementwise") {
-    int64_t n = num("n");
-    std::vector<std::string> ks =
-        p.variant == "fused" ? std::vector<std::string>{"elementwise_fused"}
-                             : std::vector<std::string>{"elementwise_sin", "elementwise_cos", "elementwise_square",
-                                                        "elementwise_square", "elementwise_add"};
-    // the twins' mangled names: _ZN5twins17elementwise_fusedE... ("17" + name)
-    for (const auto& k : ks) a.kernels.push_back({k, {{"n", n}}, std::to_string(k.size()) + k + "E"});
-    a.scale_param = "n";
-  } else if (p.kernel == "softmax") {
-    int64_t T = num("T");
-    a.kernels.push_back({"softmax_rows",
-                         {{"rows", num("rows")}, {"T", T}, {"OUT_BF16", 0}},
-                         "softmax_rowsILi" + std::to_string(T / 1024) + "EfE"});
-    a.scale_param = "rows";
-  } else if (p.kernel == "attention" && p.variant == "flash") {
-    a.kernels.push_back(
-        {"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
-  } else if (p.kernel == "attention") {
-    // naive: S = Q K^T (attn_qk_gemm<VEC>, f32 out), P = softmax(S / sqrt(d)) to bf16 (softmax_rows<T / 1024,
-    // bf16>), O = P V (gemm_tiled<VEC>, batched through grid z: attn_pv_gemm.kir), as attention.cu launches them
-    int64_t BH = num("BH"), T = num("T"), d = num("d");
-    int64_t qk_vec = std::min<int64_t>(8, lowbit(d)), pv_vec = std::min<int64_t>(8, std::min(lowbit(T), lowbit(d)));
-    a.kernels.push_back(
-        {"attn_qk_gemm", {{"M", T}, {"N", T}, {"K", d}, {"BH", BH}}, "attn_qk_gemmILi" + std::to_string(qk_vec) + "E"});
-    a.kernels.push_back({"softmax_rows",
-                         {{"rows", BH * T}, {"T", T}, {"OUT_BF16", 1}},
-                         "softmax_rowsILi" + std::to_string(T / 1024) + "E13__nv_bfloat16E"});
-    a.kernels.push_back({"attn_pv_gemm",
-                         {{"M", T}, {"N", d}, {"K", T}, {"BH", BH}},
-                         "gemm_tiledILi" + std::to_string(pv_vec) + "ELb0ELb0E"});
-    a.scale_param = "attention";
-  } else if (p.kernel == "gemm_tiled") {
-    int64_t M = num("M"), N = num("N"), K = num("K");
-    int64_t vec = std::min<int64_t>(8, std::min(lowbit(K), lowbit(N)));
-    a.kernels.push_back(
-        {"gemm_tiled", {{"M", M}, {"N", N}, {"K", K}}, "gemm_tiledILi" + std::to_string(vec) + "ELb0ELb0E"});
-    a.scale_param = "K";
-  } else if (p.kernel == "gemm_fp32" || p.kernel == "gemm_persistent") {  // batch b3 on
-    std::string vec = p.cols.count("vec") ? p.cols.at("vec") : p.cols.count("VEC_A") ? p.cols.at("VEC_A") : "8";
-    a.kernels.push_back(
-        {p.kernel, bind_params(p, sim.has_kernel(p.kernel) ? sim.kernel_params(p.kernel) : std::vector<std::string>{}),
-         p.kernel + "ILi" + vec + "E"});
-    a.scale_param = "K";
-    a.kstep = p.kernel == "gemm_fp32" ? 64 : 256;
-  } else {
-    // a later twin: the IR kernel of the CSV's kernel name, or kernel_variant
-    std::string k = sim.has_kernel(p.kernel + "_" + p.variant) ? p.kernel + "_" + p.variant : p.kernel;
-    need(k);
-    if (!a.reason.empty()) return a;
-    a.kernels.push_back({k, bind_params(p, sim.kernel_params(k)), k});
-    return a;
-  }
-  for (const auto& k : a.kernels) need(k.kir);
-  if (!a.reason.empty()) a.kernels.clear();
-  return a;
 }
 
 // Microbenchmark twins rewritten after b1 because the old twin was a different program from the IR:
@@ -157,7 +70,6 @@ std::string role_of(const MeasuredPoint& p) {
 }
 
 double nan() { return std::nan(""); }
-int64_t cdiv_i(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
@@ -326,91 +238,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     if (r.reason.empty() && micro) params = bind_params(p, sim.kernel_params(p.kernel));
     Plan plan;
     if (r.reason.empty() && !micro) {
-      // an application point: its kernels launched back to back, each one's time (launch overhead +
-      // execution) summed, as the runner timed them (per repeat of all of its launches)
-      const int64_t kLinear1 = int64_t(1) << 22, kLinear2 = int64_t(1) << 23;
-      struct Lin {
-        int64_t job;                   // first job of this kernel
-        double x = 0, x1 = 0, x2 = 0;  // extrapolated to x from runs at x1 and x2 (x = 0: one run, as is)
-      };
-      std::vector<Lin> lin;
-      // a point measured on a green-context partition (b3p) runs on a machine of that many SMs
-      std::vector<std::string> part;
-      if (std::isfinite(p.num("partition_sms")) && p.num("partition_sms") > 0)
-        part.push_back("sm.count=" + std::to_string(int64_t(p.num("partition_sms"))));
-      auto with_part = [&](std::vector<std::string> sets) {
-        sets.insert(sets.end(), part.begin(), part.end());
-        return sets;
-      };
-      // naive attention (three launches): S = Q K^T and P are BH x T x T (f32, bf16), far beyond the L2; the QK
-      // GEMM runs at b and 2b heads (b: at least 512 CTAs, two waves of 2 CTAs per SM) and the softmax at 2048 and
-      // 4096 rows, both with the L2 shrunk 8x, extrapolated linearly in BH and rows; the PV GEMM runs at every
-      // head (T / 128 CTAs per head: fewer heads would not fill the GPU), K-extrapolated like gemm_tiled
-      std::vector<std::string> attn_notes;
-      auto scaled = [&](const AppKernel& k, const std::string& param, int64_t v1, int64_t v2,
-                        const std::vector<std::string>& sets) {
-        auto a = k.params, b = k.params;
-        a[param] = v1, b[param] = v2;
-        lin.push_back({int64_t(plan.jobs.size()), double(k.params.at(param)), double(v1), double(v2)});
-        plan.jobs.push_back({k.kir, a, with_part(sets)});
-        plan.jobs.push_back({k.kir, b, with_part(sets)});
-        attn_notes.push_back(k.kir + " at " + param + " = " + std::to_string(v1) + ", " + std::to_string(v2) +
-                             (sets.empty() ? "" : " (" + sets[0] + ")") + ", extrapolated linearly to " +
-                             std::to_string(k.params.at(param)));
-      };
-      const std::string l2_8 = "l2.size_bytes=" + std::to_string(int64_t(l2_bytes / 8));
-      for (const auto& k : am.kernels) {
-        if (am.scale_param == "attention" && k.kir == "attn_qk_gemm" &&
-            2 * std::max<int64_t>(1, cdiv_i(512, cdiv_i(k.params.at("M"), 128) * cdiv_i(k.params.at("N"), 128))) <
-                k.params.at("BH")) {
-          int64_t b = std::max<int64_t>(1, cdiv_i(512, cdiv_i(k.params.at("M"), 128) * cdiv_i(k.params.at("N"), 128)));
-          scaled(k, "BH", b, 2 * b, {l2_8});
-          continue;
-        }
-        if (am.scale_param == "attention" && k.kir == "softmax_rows" && k.params.at("rows") > 8192) {
-          scaled(k, "rows", 2048, 4096, {l2_8});
-          continue;
-        }
-        // softmax far beyond the L2, timed back to back: each launch reads S from HBM and writes P back
-        // (a single simulated launch would end with up to an L2 of P still dirty); the rows' steady
-        // state comes from two runs at a quarter and half the rows with the L2 shrunk 8x
-        if (am.scale_param == "rows" && double(k.params.at("rows")) * double(k.params.at("T")) * 8 > l2_bytes) {
-          int64_t R = k.params.at("rows");
-          scaled(k, "rows", std::max<int64_t>(1, R / 4), std::max<int64_t>(2, R / 2), {l2_8});
-          continue;
-        }
-        if (am.scale_param == "attention" && k.kir == "attn_pv_gemm" &&
-            k.params.at("K") > std::max<int64_t>(1100, 3 * am.kstep)) {
-          int64_t st = am.kstep, K = k.params.at("K"), K1 = K - st * ((K - st) / st);
-          scaled(k, "K", K1, K1 + st, {});
-          continue;
-        }
-        if (am.scale_param == "n" && k.params.at("n") > 2 * kLinear2) {
-          // streaming kernel far beyond the L2: time linear in n; run at 2^22 and 2^23 with the L2
-          // shrunk 8x (both sizes as far beyond it as the real one is), extrapolated linearly to n
-          std::vector<std::string> sets = {"l2.size_bytes=" + std::to_string(int64_t(l2_bytes / 8))};
-          auto a = k.params, b = k.params;
-          a["n"] = kLinear1, b["n"] = kLinear2;
-          lin.push_back({int64_t(plan.jobs.size()), double(k.params.at("n")), double(kLinear1), double(kLinear2)});
-          plan.jobs.push_back({k.kir, a, with_part(sets)});
-          plan.jobs.push_back({k.kir, b, with_part(sets)});
-          plan.note = "each kernel simulated at n = 2^22 and 2^23 with the L2 shrunk 8x (l2.size_bytes=" +
-                      std::to_string(int64_t(l2_bytes / 8)) +
-                      "), extrapolated linearly to n = " + std::to_string(k.params.at("n"));
-        } else if (am.scale_param == "K" && k.params.at("K") > std::max<int64_t>(1100, 3 * am.kstep)) {
-          int64_t st = am.kstep, K = k.params.at("K"), K1 = K - st * ((K - st) / st), K2 = K1 + st;  // same K % st
-          auto a = k.params, b = k.params;
-          a["K"] = K1, b["K"] = K2;
-          lin.push_back({int64_t(plan.jobs.size()), double(K), double(K1), double(K2)});
-          plan.jobs.push_back({k.kir, a, with_part({})});
-          plan.jobs.push_back({k.kir, b, with_part({})});
-          plan.note = "simulated at K = " + std::to_string(K1) + ", " + std::to_string(K2) +
-                      " (same VEC and k-tail), " + "extrapolated linearly to K = " + std::to_string(K);
-        } else {
-          lin.push_back({int64_t(plan.jobs.size())});
-          plan.jobs.push_back({k.kir, k.params, with_part({})});
-        }
-      }
+      // its kernels back to back (validate_plan.cpp: long ones scaled down and extrapolated)
+      plan = app_plan(p, am, l2_bytes);
       if ((p.kernel == "gemm_tiled" || p.kernel == "gemm_persistent") && !keep_gemm(p))
         r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
       // CUDA-core SGEMM: 64 ffma per thread per k; beyond 1024^2 outputs over a minute of host time
@@ -420,23 +249,6 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       // naive attention beyond T = 2048: over a minute of host time even scaled down (run budget)
       if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048)
         r.reason = "not simulated (sampling: the naive attention at T > 2048 is beyond the run budget)";
-      for (const auto& n : attn_notes) plan.note += (plan.note.empty() ? "" : "; ") + n;
-      if (am.kernels.size() > 1)
-        plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
-                    (plan.note.empty() ? "" : "; " + plan.note);
-      plan.combine = [lin](const std::vector<SimOutcome>& o) {
-        double t = 0;
-        for (const auto& l : lin) {
-          double t1 = o[size_t(l.job)].result.time_us;
-          if (l.x == 0) {
-            t += t1;
-            continue;
-          }
-          double t2 = o[size_t(l.job) + 1].result.time_us;
-          t += t1 + (l.x - l.x1) * (t2 - t1) / (l.x2 - l.x1);
-        }
-        return t;
-      };
     } else if (r.reason.empty()) {
       if (p.kernel == "pointer_chase") {
         int64_t f = params["footprint_bytes"], s = params.count("stride_bytes") ? params["stride_bytes"] : 128;
@@ -451,28 +263,12 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         plan.combine = [hops](const std::vector<SimOutcome>& o) {
           return (o[0].result.time_us - o[1].result.time_us) * 1000 / (hops - 1);
         };
-      } else if (kScaled.count(p.kernel)) {
-        auto sc = kScaled.at(p.kernel);
-        int64_t W = params[sc.param];
+      } else if (has_scaled_plan(p.kernel)) {
         // a point measured on a green-context partition (b3g) runs on a machine of that many SMs
         double part = p.num("partition_sms");
-        std::vector<std::string> sets;
-        if (std::isfinite(part) && part > 0) sets.push_back("sm.count=" + std::to_string(int64_t(part)));
-        int64_t point_sms = sets.empty() ? sms : int64_t(part);
+        int64_t point_sms = std::isfinite(part) && part > 0 ? int64_t(part) : sms;
         if (p.kernel == "fixed_work" && !keep_fixed(params["ctas"], point_sms)) r.reason = "not simulated (sampling)";
-        // mma_shared is per SM (two CTAs each, its copies hit the L2): 8 SMs stand for the 132
-        if (p.kernel == "mma_shared") params["SMS"] = 8, sets.push_back("sm.count=8");
-        auto a = params, b = params;
-        a[sc.param] = sc.w1;
-        b[sc.param] = sc.w2;
-        plan.jobs = {{p.kernel, a, sets}, {p.kernel, b, sets}};
-        plan.combine = [W, sc](const std::vector<SimOutcome>& o) {
-          return o[0].result.time_us +
-                 double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);
-        };
-        plan.note = std::string("simulated at ") + sc.param + " = " + std::to_string(sc.w1) + ", " +
-                    std::to_string(sc.w2) + ", extrapolated linearly to " + std::to_string(W) +
-                    (p.kernel == "mma_shared" ? " (on 8 SMs: the benchmark is per SM)" : "");
+        plan = scaled_plan(p, params);
       } else {
         if (p.kernel == "stream_copy" && params["n"] > copy_max)
           r.reason = "not simulated (size beyond the run budget)";
