@@ -105,7 +105,7 @@ int run_apps(const std::vector<std::string>& args) {
   bool ncu = arg_i(args, "ncu", 0) != 0;
   std::string only = arg(args, "only", "");
   // --only=LIST: comma-separated among gemm_tiled (or gemm: all three gemms), gemm_fp32,
-  // gemm_persistent, elementwise, softmax, attention
+  // gemm_persistent, elementwise, softmax, attention, naive_parts
   auto want = [&](const char* k) { return only.empty() || only.find(k) != std::string::npos; };
   bool gemm_all = want("gemm") && only.find("gemm_") == std::string::npos;
   if (g.quick) {  // selftest / memcheck: small shapes through every code path (VEC 8, 4, 2, 1)
@@ -153,6 +153,8 @@ int run_apps(const std::vector<std::string>& args) {
   if (want("softmax")) softmax_point(4096, 4096);
   if (want("attention"))
     for (int T : {1024, 2048, 4096}) attention_points(64, T);
+  if (want("naive_parts"))
+    for (int T : {1024, 2048, 4096}) attention_parts(64, T);
   return 0;
 }
 

@@ -212,4 +212,42 @@ void attention_points(int BH, int T) {
   for (void* p : {(void*)Q, (void*)K, (void*)V, (void*)O, (void*)P, (void*)S, (void*)R}) CK(cudaFree(p));
 }
 
+// The naive attention's three launches timed one at a time (batch b5 on): which of them the summed
+// time's error comes from. Same shapes and launches as attention_points; rows in attention_parts.csv
+// (kernel attention_parts, variant qk / softmax / pv) with the bytes each must move at least.
+void attention_parts(int BH, int T) {
+  size_t nq = size_t(BH) * T * FD, nS = size_t(BH) * T * T;
+  bf16 *Q, *K, *V, *O, *P;
+  float* S;
+  CK(cudaMalloc(&Q, nq * 2));
+  CK(cudaMalloc(&K, nq * 2));
+  CK(cudaMalloc(&V, nq * 2));
+  CK(cudaMalloc(&O, nq * 2));
+  CK(cudaMalloc(&S, nS * 4));
+  CK(cudaMalloc(&P, nS * 2));
+  fill_bf16(Q, nq, 11u + T);
+  fill_bf16(K, nq, 12u + T);
+  fill_bf16(V, nq, 13u + T);
+  const float scale = 1.0f / std::sqrt(float(FD));
+  GemmArgs qk{Q, K, S, T, T, FD, (long long)T * FD, (long long)T * FD, (long long)T * T, 1.0f};
+  GemmArgs pv{P, V, O, T, FD, T, (long long)T * T, (long long)T * FD, (long long)T * FD, 1.0f};
+  const char* parts[3] = {"qk", "softmax", "pv"};
+  // bytes each launch must move: QK reads Q, K and writes S (f32); softmax reads S, writes P (bf16);
+  // PV reads P, V and writes O
+  const double bytes[3] = {double(nq) * 4 + double(nS) * 4, double(nS) * 6, double(nS) * 2 + double(nq) * 4};
+  for (int k = 0; k < 3; ++k) {
+    Timing t = time_launches([&](int) {
+      if (k == 0) launch_gemm(qk, BH, true, true);
+      if (k == 1) launch_softmax_bf16(S, P, BH * T, T, scale);
+      if (k == 2) launch_gemm(pv, BH, false, false);
+    });
+    Row r = base_row("attention_parts", parts[k]);
+    r.set("BH", BH).set("T", T).set("d", FD).set("min_bytes", bytes[k]).set("gbps", bytes[k] / (t.median_us * 1e3));
+    emit("attention_parts", r.set("check", "n/a"), &t);
+    log("attention part %s BH=%d T=%d: %.1f us, %.0f GB/s at the minimum bytes\n", parts[k], BH, T, t.median_us,
+        bytes[k] / (t.median_us * 1e3));
+  }
+  for (void* p : {(void*)Q, (void*)K, (void*)V, (void*)O, (void*)P, (void*)S}) CK(cudaFree(p));
+}
+
 }  // namespace twins

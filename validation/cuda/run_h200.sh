@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
-# $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log.
+# $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
+# read-only / write-only HBM streams (stream_rw) and the naive attention's launches one by one.
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
+has() { [ "$WHAT" = all ] || [ "$WHAT" = "$1" ]; }  # whether this call runs part $1
 source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"  # OUT, D, B, T, the log, run, pack
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__cycles_elapsed.max
 ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
@@ -23,17 +25,21 @@ nvidia-smi -q > "$D/nvidia_smi_q.txt" 2>&1
 build_twins
 run $T --out="$D" --batch="$BATCH" device canary_start
 pack
-if [ "$WHAT" != apps ]; then run timeout 200 $T --out="$D" --batch="$BATCH" micro; pack; fi
-if [ "$WHAT" != micro ]; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
+if has micro; then run timeout 200 $T --out="$D" --batch="$BATCH" micro; pack; fi
+if has apps; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
+if has parts; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=naive_parts; pack
+fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
 pack
-if [ "$WHAT" != micro ]; then
+if has apps; then
   run timeout 60 compute-sanitizer --tool memcheck --print-limit 20 $T --out=/tmp apps_quick > "$D/memcheck.txt" 2>&1
   tail -5 "$D/memcheck.txt"
 fi
-[ "$WHAT" != apps ] && ncu_run ncu.csv "$MICRO" ncu_set
-[ "$WHAT" != micro ] && ncu_run ncu_apps.csv "$APPS" apps --ncu=1
+has micro && ncu_run ncu.csv "$MICRO" ncu_set
+has apps && ncu_run ncu_apps.csv "$APPS" apps --ncu=1
 pack
 python3 validation/cuda/summarize.py "$D"
