@@ -55,7 +55,11 @@ static void rw_point(bool write, uint64_t n) {
   }
   double bytes = double(n) * 4;
   Row r = base_row("stream_rw", write ? "write" : "read");
-  r.set("n", double(n)).set("bytes", bytes).set("grid", grid).set("block", 256).set("gbps", bytes / (t.median_us * 1e3));
+  r.set("n", double(n))
+      .set("bytes", bytes)
+      .set("grid", grid)
+      .set("block", 256)
+      .set("gbps", bytes / (t.median_us * 1e3));
   emit("stream_rw", r.set("check", bad ? "FAIL" : "ok"), &t);
   log("stream_%s n=%llu: %.2f us, %.0f GB/s %s\n", write ? "write" : "read", (unsigned long long)n, t.median_us,
       bytes / (t.median_us * 1e3), bad ? "FAIL" : "ok");
