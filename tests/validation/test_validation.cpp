@@ -69,8 +69,9 @@ TEST(ConfigEdit, ReplacesValueAndCommentKeepsTheRest) {
   EXPECT_EQ(root->at("hbm").param<double>("bandwidth_gbps").get(), 4321);
   EXPECT_EQ(root->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("bf16").get(), 2450);
   EXPECT_EQ(root->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("tf32").get(), 1223);
-  EXPECT_EQ(root->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("f16").get(),
-            ConfigNode::load_file(kHw)->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("f16").get());
+  EXPECT_EQ(
+      root->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("f16").get(),
+      ConfigNode::load_file(kHw)->at("sm").at("tensor").at("mma_sync_flops_per_cycle").param<double>("f16").get());
   // every other line is byte-identical
   std::istringstream a(before), b(after);
   std::string la, lb;
@@ -135,10 +136,12 @@ TEST(Calibration, CommittedConfigMatchesRefit) {
     while (std::getline(ks, part, '.')) n = &n->at(part);
     double have = n->as<double>();
     double tol = std::max({2 * p.se, p.quantum, 1e-3 * std::fabs(p.value)});
-    EXPECT_LE(std::fabs(have - p.value), tol) << p.key << ": committed " << have << ", re-fit " << p.value << " ± " << p.se
-                                              << " (run gtsim calibrate --hw hw_configs/h200-sxm.yaml --data validation/data/h200)";
+    EXPECT_LE(std::fabs(have - p.value), tol)
+        << p.key << ": committed " << have << ", re-fit " << p.value << " ± " << p.se
+        << " (run gtsim calibrate --hw hw_configs/h200-sxm.yaml --data validation/data/h200)";
     // and the comment names the calibration
-    EXPECT_NE(slurp(kHw).find(p.comment()), std::string::npos) << p.key << ": comment \"" << p.comment() << "\" not in the config";
+    EXPECT_NE(slurp(kHw).find(p.comment()), std::string::npos)
+        << p.key << ": comment \"" << p.comment() << "\" not in the config";
   }
 }
 
@@ -172,7 +175,8 @@ TEST(TwinFidelity, SharedMemoryAndOccupancyMatchTheIr) {
   ASSERT_FALSE(r.twins.empty());
   for (const auto& t : r.twins) {
     EXPECT_TRUE(t.smem_equal) << t.function << ": smem twin " << t.twin_smem << " vs IR " << t.ir_smem;
-    EXPECT_TRUE(t.occupancy_equal) << t.function << ": CTAs/SM twin " << t.twin_ctas_per_sm << " vs IR " << t.ir_ctas_per_sm;
+    EXPECT_TRUE(t.occupancy_equal) << t.function << ": CTAs/SM twin " << t.twin_ctas_per_sm << " vs IR "
+                                   << t.ir_ctas_per_sm;
   }
 }
 

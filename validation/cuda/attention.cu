@@ -156,20 +156,47 @@ __global__ void attn_ref(const bf16* Q, const bf16* K, const bf16* V, float* R, 
   for (int d = 0; d < FD; ++d) R[size_t(row) * FD + d] = acc[d] / sum;
 }
 
-void attention_points(int BH, int T) {
-  size_t nq = size_t(BH) * T * FD, nS = size_t(BH) * T * T;
+// The naive attention's buffers (Q, K, V in bf16 with fresh inputs; S in f32, P in bf16, O) and its
+// three launches, for attention_points and attention_parts.
+struct NaiveAttention {
+  int BH, T;
+  size_t nq, nS;
   bf16 *Q, *K, *V, *O, *P;
-  float *S, *R;
-  CK(cudaMalloc(&Q, nq * 2));
-  CK(cudaMalloc(&K, nq * 2));
-  CK(cudaMalloc(&V, nq * 2));
-  CK(cudaMalloc(&O, nq * 2));
-  CK(cudaMalloc(&S, nS * 4));
-  CK(cudaMalloc(&P, nS * 2));
+  float* S;
+  NaiveAttention(int bh, int t) : BH(bh), T(t), nq(size_t(bh) * t * FD), nS(size_t(bh) * t * t) {
+    CK(cudaMalloc(&Q, nq * 2));
+    CK(cudaMalloc(&K, nq * 2));
+    CK(cudaMalloc(&V, nq * 2));
+    CK(cudaMalloc(&O, nq * 2));
+    CK(cudaMalloc(&S, nS * 4));
+    CK(cudaMalloc(&P, nS * 2));
+    fill_bf16(Q, nq, 11u + T);
+    fill_bf16(K, nq, 12u + T);
+    fill_bf16(V, nq, 13u + T);
+  }
+  ~NaiveAttention() {
+    for (void* p : {(void*)Q, (void*)K, (void*)V, (void*)O, (void*)P, (void*)S}) CK(cudaFree(p));
+  }
+  // part 0: S = Q K^T (f32 out); 1: P = softmax(S / sqrt(d)) in bf16; 2: O = P V
+  void launch(int part) const {
+    if (part == 0) {
+      GemmArgs qk{Q, K, S, T, T, FD, (long long)T * FD, (long long)T * FD, (long long)T * T, 1.0f};
+      launch_gemm(qk, BH, true, true);
+    } else if (part == 1) {
+      launch_softmax_bf16(S, P, BH * T, T, 1.0f / std::sqrt(float(FD)));
+    } else {
+      GemmArgs pv{P, V, O, T, FD, T, (long long)T * T, (long long)T * FD, (long long)T * FD, 1.0f};
+      launch_gemm(pv, BH, false, false);
+    }
+  }
+};
+
+void attention_points(int BH, int T) {
+  NaiveAttention na(BH, T);
+  bf16 *Q = na.Q, *K = na.K, *V = na.V, *O = na.O;
+  size_t nq = na.nq;
+  float* R;
   CK(cudaMalloc(&R, size_t(2) * T * FD * 4));
-  fill_bf16(Q, nq, 11u + T);
-  fill_bf16(K, nq, 12u + T);
-  fill_bf16(V, nq, 13u + T);
   const float scale = 1.0f / std::sqrt(float(FD));
   const int heads[2] = {0, BH - 1};
   for (int h = 0; h < 2; ++h) {
@@ -179,16 +206,12 @@ void attention_points(int BH, int T) {
   CKL();
   for (int flash = 0; flash < 2; ++flash) {
     poison(O, nq * 2);
-    if (!flash) poison(S, nS * 4), poison(P, nS * 2);
+    if (!flash) poison(na.S, na.nS * 4), poison(na.P, na.nS * 2);
     auto launch = [&](int) {
       if (flash) {
         flash_attn_fwd<<<dim3(T / FBR, BH), 128, 0, g.stream>>>(Q, K, V, O, T, scale * 1.4426950408889634f);
       } else {
-        GemmArgs qk{Q, K, S, T, T, FD, (long long)T * FD, (long long)T * FD, (long long)T * T, 1.0f};
-        launch_gemm(qk, BH, true, true);
-        launch_softmax_bf16(S, P, BH * T, T, scale);
-        GemmArgs pv{P, V, O, T, FD, T, (long long)T * T, (long long)T * FD, (long long)T * FD, 1.0f};
-        launch_gemm(pv, BH, false, false);
+        for (int part = 0; part < 3; ++part) na.launch(part);
       }
     };
     Timing t = time_launches(launch);
@@ -209,45 +232,27 @@ void attention_points(int BH, int T) {
     log("attention %s BH=%d T=%d: %.1f us %.1f TFLOP/s err %.2e %s\n", flash ? "flash" : "naive", BH, T, t.median_us,
         flops / (t.median_us * 1e6), err, ok ? "ok" : "FAIL");
   }
-  for (void* p : {(void*)Q, (void*)K, (void*)V, (void*)O, (void*)P, (void*)S, (void*)R}) CK(cudaFree(p));
+  CK(cudaFree(R));
 }
 
 // The naive attention's three launches timed one at a time (batch b5 on): which of them the summed
 // time's error comes from. Same shapes and launches as attention_points; rows in attention_parts.csv
 // (kernel attention_parts, variant qk / softmax / pv) with the bytes each must move at least.
 void attention_parts(int BH, int T) {
-  size_t nq = size_t(BH) * T * FD, nS = size_t(BH) * T * T;
-  bf16 *Q, *K, *V, *O, *P;
-  float* S;
-  CK(cudaMalloc(&Q, nq * 2));
-  CK(cudaMalloc(&K, nq * 2));
-  CK(cudaMalloc(&V, nq * 2));
-  CK(cudaMalloc(&O, nq * 2));
-  CK(cudaMalloc(&S, nS * 4));
-  CK(cudaMalloc(&P, nS * 2));
-  fill_bf16(Q, nq, 11u + T);
-  fill_bf16(K, nq, 12u + T);
-  fill_bf16(V, nq, 13u + T);
-  const float scale = 1.0f / std::sqrt(float(FD));
-  GemmArgs qk{Q, K, S, T, T, FD, (long long)T * FD, (long long)T * FD, (long long)T * T, 1.0f};
-  GemmArgs pv{P, V, O, T, FD, T, (long long)T * T, (long long)T * FD, (long long)T * FD, 1.0f};
+  NaiveAttention na(BH, T);
+  const double nq = double(na.nq), nS = double(na.nS);
   const char* parts[3] = {"qk", "softmax", "pv"};
   // bytes each launch must move: QK reads Q, K and writes S (f32); softmax reads S, writes P (bf16);
   // PV reads P, V and writes O
-  const double bytes[3] = {double(nq) * 4 + double(nS) * 4, double(nS) * 6, double(nS) * 2 + double(nq) * 4};
+  const double bytes[3] = {nq * 4 + nS * 4, nS * 6, nS * 2 + nq * 4};
   for (int k = 0; k < 3; ++k) {
-    Timing t = time_launches([&](int) {
-      if (k == 0) launch_gemm(qk, BH, true, true);
-      if (k == 1) launch_softmax_bf16(S, P, BH * T, T, scale);
-      if (k == 2) launch_gemm(pv, BH, false, false);
-    });
+    Timing t = time_launches([&](int) { na.launch(k); });
     Row r = base_row("attention_parts", parts[k]);
     r.set("BH", BH).set("T", T).set("d", FD).set("min_bytes", bytes[k]).set("gbps", bytes[k] / (t.median_us * 1e3));
     emit("attention_parts", r.set("check", "n/a"), &t);
     log("attention part %s BH=%d T=%d: %.1f us, %.0f GB/s at the minimum bytes\n", parts[k], BH, T, t.median_us,
         bytes[k] / (t.median_us * 1e3));
   }
-  for (void* p : {(void*)Q, (void*)K, (void*)V, (void*)O, (void*)P, (void*)S}) CK(cudaFree(p));
 }
 
 }  // namespace twins
