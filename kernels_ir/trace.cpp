@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstdio>
 
+#include "kernels_ir/exec/shared_banks.hpp"
+
 namespace gtsim::ir {
 namespace {
 
@@ -59,20 +61,7 @@ SectorCount count_sectors_lines(const DynInst& d, const TraceGeometry& g) {
 }
 
 uint32_t shared_wavefronts(const DynInst& d, const TraceGeometry& g) {
-  const uint64_t* addr = d.op == OpClass::kCpAsync ? d.addr2 : d.addr;
-  uint64_t words[kWarpSize * 16];
-  size_t n = 0;
-  uint32_t bytes = std::max<uint32_t>(d.access_bytes, 1);
-  for (uint32_t m = lanes_of(d); m; m &= m - 1) {
-    uint64_t a = addr[std::countr_zero(m)];
-    for (uint64_t w = a / g.bank_bytes; w <= (a + bytes - 1) / g.bank_bytes && n < std::size(words); ++w) words[n++] = w;
-  }
-  std::sort(words, words + n);
-  n = size_t(std::unique(words, words + n) - words);
-  uint32_t per_bank[256] = {};
-  uint32_t worst = 0;
-  for (size_t i = 0; i < n; ++i) worst = std::max(worst, ++per_bank[words[i] % std::min<uint32_t>(g.banks, 256)]);
-  return worst;
+  return shared_cost(d, g.banks, g.bank_bytes, d.op == OpClass::kCpAsync ? d.addr2 : d.addr).wavefronts;
 }
 
 std::string trace_warp(const Program& p, Dim3 ctaid, uint32_t warp, size_t limit, const TraceGeometry& g) {

@@ -193,8 +193,16 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
   uint64_t e = std::max(w.dep_ready, unit);
   if (w.gate == Gate::kGlobal)
     e = std::max(e, l1_free_);
-  else if (w.gate == Gate::kShared)
-    e = std::max(e, shared_free_);
+  else if (w.gate == Gate::kShared) {
+    // The sub-partition's MIO queue holds `depth` requests waiting for the SM's shared pipe; with
+    // the queue full, the next one issues when the depth-th latest of them starts.
+    const uint32_t depth = specs_.sm.shared.mio_queue_depth;
+    const std::deque<uint64_t>& q = sp.mio_starts;
+    if (depth == 0)
+      e = std::max(e, shared_free_);
+    else if (q.size() >= depth)
+      e = std::max(e, q[q.size() - depth]);
+  }
   return e;
 }
 

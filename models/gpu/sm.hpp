@@ -137,6 +137,7 @@ class Sm final : public Component, public mem::MemResponder {
     std::unique_ptr<WarpScheduler> sched;
     std::vector<uint16_t> warps;                  // resident, not exited, oldest first
     std::array<uint64_t, kNumPipes> pipe_free{};  // first cycle each unit accepts an instruction
+    std::deque<uint64_t> mio_starts;              // start cycles of its shared requests, ascending
     uint64_t next_cycle = kNever;                 // cycle of its next step (kNever: asleep)
     uint64_t stepped_through = 0;                 // one past the last cycle it stepped
     double tensor_carry = 0;  // fraction of a cycle the tensor core's last mma left over (see exec_tensor)

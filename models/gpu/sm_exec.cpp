@@ -85,20 +85,27 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
   *ctr_[kGlobalSectors] += info.sectors;
 }
 
-// Shared memory: one wavefront per cycle through the SM's shared pipe; a load's result is ready
+// Shared memory: one wavefront per cycle through the SM's shared pipe, requests in issue order
+// (waiting in their sub-partition's MIO queue, sm.shared.mio_queue_depth); a load's result is ready
 // `latency` cycles after its last wavefront starts. An ldmatrix also holds its sub-partition's
 // tensor pipe while its registers are written back (sm.tensor.ldmatrix_writeback_cycles_per_reg).
 void Sm::exec_shared(Warp& w, uint64_t c) {
   const ir::DynInst& in = w.inst;
   SharedCost cost = shared_wavefronts(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes);
-  shared_free_ = c + cost.wavefronts;
+  const uint64_t start = std::max(c, shared_free_);
+  shared_free_ = start + cost.wavefronts;
+  if (specs_.sm.shared.mio_queue_depth > 0) {
+    std::deque<uint64_t>& q = sps_[w.sp].mio_starts;
+    while (!q.empty() && q.front() <= c) q.pop_front();
+    q.push_back(start);
+  }
   ++*ctr_[kSharedRequests];
   *ctr_[kSharedWavefronts] += cost.wavefronts;
   *ctr_[kSharedIdealWavefronts] += cost.ideal;
   *ctr_[kSharedPipeBusy] += cost.wavefronts;
   bool store = in.op == ir::OpClass::kStShared || in.op == ir::OpClass::kStMatrix;
   ++*ctr_[store ? kSharedStores : kSharedLoads];
-  uint64_t ready = c + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
+  uint64_t ready = start + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
   if (in.op == ir::OpClass::kLdMatrix && ldmatrix_wb_per_reg_ > 0) {
     // An ldmatrix.xN writes N registers per lane back through the path the sub-partition's tensor
     // core also needs: the next mma.sync of that sub-partition waits for the writeback.

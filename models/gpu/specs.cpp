@@ -88,6 +88,7 @@ SharedSpecs SharedSpecs::parse(const ConfigNode& node) {
   s.banks = node.param<uint32_t>("banks").one_of({1, 2, 4, 8, 16, 32, 64}).get();
   s.bank_bytes = node.param<uint32_t>("bank_bytes").one_of({4, 8}).get();
   s.latency_cycles = node.param<uint32_t>("latency_cycles").range(1, 10000).get();
+  if (node.has("mio_queue_depth")) s.mio_queue_depth = node.param<uint32_t>("mio_queue_depth").range(0, 64).get();
   const ConfigNode& co = node.at("carveouts_kb");
   if (!co.is_seq() || co.size() == 0) co.fail("expected a non-empty list of shared-memory carve-outs in KB");
   for (size_t i = 0; i < co.size(); ++i) {

@@ -42,6 +42,10 @@ struct SharedSpecs {
   uint32_t banks = 32;
   uint32_t bank_bytes = 4;
   uint32_t latency_cycles = 23;
+  // Shared-memory instructions (ld/st.shared, ldmatrix, stmatrix, shared atomics) a sub-partition may
+  // have waiting in its MIO queue for the SM's shared pipe; the warp goes on issuing independent
+  // instructions meanwhile. 0: an instruction issues only when the pipe is free.
+  uint32_t mio_queue_depth = 0;
   std::vector<uint32_t> carveouts_kb;   // ascending: the shared-memory sizes the driver can choose
   uint32_t max_per_cta_bytes = 0;       // largest shared allocation one CTA may request (opt-in)
   uint32_t reserved_per_cta_bytes = 0;  // per-CTA system reservation (1 KB on Ampere and Hopper)
