@@ -44,8 +44,8 @@ std::string format_run_report(const nlohmann::json& j) {
           : ", error band not yet measured";
   os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << "  [config "
      << v.value("status", "unknown") << band << "]\n";
-  std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles + launch %.2f us)\n", num(j, "time_us"),
-                num(j, "cycles"), num(j, "launch_overhead_us"));
+  std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles at %.0f MHz + launch %.2f us)\n",
+                num(j, "time_us"), num(j, "cycles"), num(j, "sm_mhz"), num(j, "launch_overhead_us"));
   os << buf;
   std::snprintf(buf, sizeof buf, "  launch        %.0f CTAs, %.0f per SM (limited by %s), %.2f waves\n", num(j, "ctas"),
                 num(j, "ctas_per_sm"), j.value("occupancy_limiter", std::string("?")).c_str(), num(j, "waves"));

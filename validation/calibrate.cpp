@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "sim/config.hpp"
@@ -11,6 +13,8 @@
 #include "validation/fitmath.hpp"
 
 namespace gtsim::validation {
+
+namespace fs = std::filesystem;
 
 std::string fmt(double v, int sig) {
   if (!std::isfinite(v)) return "n/a";
@@ -229,6 +233,58 @@ void fit_clock(Ctx& c) {
       implied.push_back(q.num("implied_sm_mhz"));
   p.loo_note = "each reading predicted from the others; cross-checks: NVML median " + fmt(median(nvml), 5) +
                " MHz, chase clock64/time (L1 plateau) " + fmt(median(implied), 5) + " MHz.";
+  c.add(p, {});
+}
+
+// ---- clocks.sm_mhz_tensor: the SM clock while tensor cores work ----
+// Nsight Compute's sm__cycles_elapsed.max over gpu__time_duration.sum of the mma_throughput launches
+// (ncu.csv, run with unmodified clocks): Hopper holds a lower SM clock under tensor-core load than
+// the NVML reading taken around it.
+std::vector<double> mma_clocks_mhz(const Dataset& d, const std::string& batch) {
+  std::vector<double> out;
+  for (const auto& t : d.ncu) {
+    if (!batch.empty() && fs::path(t.path).parent_path().filename().string() != batch) continue;
+    std::map<std::string, std::map<std::string, double>> launch;  // ID -> metric -> value
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      if (t.get(r, "Kernel Name").find("mma_throughput") == std::string::npos) continue;
+      std::string v = t.get(r, "Metric Value");
+      v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+      if (auto x = parse_number(v)) launch[t.get(r, "ID")][t.get(r, "Metric Name")] = *x;
+    }
+    for (auto& [id, m] : launch)
+      if (m.count("sm__cycles_elapsed.max") && m["gpu__time_duration.sum"] > 0)
+        out.push_back(m["sm__cycles_elapsed.max"] / m["gpu__time_duration.sum"] * 1000.0);
+  }
+  return out;
+}
+
+void fit_tensor_clock(Ctx& c) {
+  const std::string& batch = c.data.batches.front();
+  std::vector<double> v = mma_clocks_mhz(c.all, batch);
+  if (v.empty()) {
+    c.res.notes.push_back("clocks.sm_mhz_tensor: no Nsight Compute record of mma_throughput; not calibrated");
+    return;
+  }
+  CalibratedParam p;
+  p.key = "clocks.sm_mhz_tensor";
+  p.unit = "MHz";
+  p.value = median(v);
+  p.se = std::max(stddev(v) / std::sqrt(double(v.size())), 0.0);
+  p.quantum = 1;
+  p.written = as_int(p.value);
+  p.source = c.data.cite(batch, "ncu.csv");
+  p.kind = "measured under tensor-core load";
+  p.method = "median of " + std::to_string(v.size()) +
+             " mma_throughput launches: Nsight Compute sm__cycles_elapsed.max / gpu__time_duration.sum.";
+  std::vector<double> later;
+  for (const auto& b : c.all.batches)
+    if (b != batch)
+      for (double x : mma_clocks_mhz(c.all, b)) later.push_back(x);
+  if (!later.empty()) {
+    p.loo_err = std::fabs(p.value / median(later) - 1);
+    p.loo_note = "the same launches profiled in later batches: median " + fmt(median(later), 5) + " MHz (" +
+                 std::to_string(later.size()) + " launches, never fitted).";
+  }
   c.add(p, {});
 }
 
@@ -656,6 +712,7 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
   if (opt.threads) sim.set_threads(opt.threads);
   Ctx c{first, data, sim, *root, opt, res, {}};
   fit_clock(c);
+  fit_tensor_clock(c);
   read_l2_size(c);
   fit_launch(c);
   fit_latency(c, "l1.latency_cycles", "cycles", chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);

@@ -39,6 +39,7 @@ class Compiler {
   // loop -> its hidden counter register (the predicate register is the next id)
   std::unordered_map<const Stmt*, uint16_t> loop_regs_;
   int nest_ = 0;
+  int dead_ = 0;  // > 0 inside an if whose constant condition (parameters only) rules the branch out
   bool quiet_ = false;
 
   void error(const Loc& l, const std::string& msg);

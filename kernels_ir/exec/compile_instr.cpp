@@ -167,11 +167,17 @@ void Compiler::if_stmt(const Stmt& s) {
     divergent_.push_back("the if at " + where(s.loc) + " has a lane-varying predicate (" + print_expr(s.e[0]) + ")");
   P.max_nest = std::max(P.max_nest, uint32_t(++nest_));
   uint32_t at = emit(Op{OpK::kIf, false, cond, 0, 0, s.has_else});
+  bool known = cx(cond).u == Uniformity::kConst, taken = cx(cond).value != 0;
+  int dead_then = known && !taken, dead_else = known && taken;
+  dead_ += dead_then;
   block(s.body);
+  dead_ -= dead_then;
   uint32_t jump = 0;
   if (s.has_else) jump = emit(Op{OpK::kJump});
   P.code[at].b = uint32_t(P.code.size());
+  dead_ += dead_else;
   if (s.has_else) block(s.else_body);
+  dead_ -= dead_else;
   P.code[at].c = uint32_t(P.code.size());
   if (s.has_else) P.code[jump].a = uint32_t(P.code.size());
   --nest_;
@@ -298,6 +304,7 @@ void Compiler::instr(const Instr& in, const Loc& loc) {
                    "; expected every thread of the CTA to reach the barrier");
   if (ci.op == OpClass::kBarSync && nest_ > 0 && !divergent_.empty()) {
   }
+  if ((ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) && dead_ == 0) P.tensor_cores = true;
   P.insts.push_back(ci);
   P.infos.push_back(StaticInstInfo{ci.op, print_instr(in), SourceLoc{k_.file, loc.line, loc.col}});
   P.loop_of_inst.push_back(loops_.empty() ? kNoExpr : loops_.back());

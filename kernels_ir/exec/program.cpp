@@ -35,14 +35,16 @@ int64_t BufInit::value_at(uint64_t addr) const {
   if (addr < base || addr - base >= bytes) return 0;
   uint64_t off = addr - base;
   switch (kind) {
-    case InitKind::kIota: return int64_t(off / elem);
+    case InitKind::kIota:
+      return int64_t(off / elem);
     case InitKind::kChase: {
       std::call_once(once, [this] { build_chase(); });
       if (off % stride) return int64_t(0xA5A5A5A5A5A5A5A5ull);  // non-node words: the twin's filler
       uint64_t j = off / stride;
       return j < next.size() ? int64_t(uint64_t(next[j]) * stride) : 0;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -69,5 +71,6 @@ uint32_t Program::regs_per_thread() const { return impl_->regs; }
 const std::vector<BufferInfo>& Program::buffers() const { return impl_->buffers; }
 const StaticInstInfo& Program::instruction(uint32_t id) const { return impl_->infos.at(id); }
 size_t Program::instruction_count() const { return impl_->infos.size(); }
+bool Program::uses_tensor_cores() const { return impl_->tensor_cores; }
 
 }  // namespace gtsim::ir

@@ -23,8 +23,8 @@ struct Dim3 {
 struct BufferInfo {
   std::string name;
   DType dtype = DType::kF32;
-  uint64_t bytes = 0;       // footprint in bytes
-  uint64_t base = 0;        // virtual byte address of element 0 (honours the declared alignment)
+  uint64_t bytes = 0;                  // footprint in bytes
+  uint64_t base = 0;                   // virtual byte address of element 0 (honours the declared alignment)
   bool read = false, written = false;  // statically: does any instruction load / store it
 };
 
@@ -36,7 +36,7 @@ struct SourceLoc {
 // One static instruction, for diagnostics (deadlock reports, per-instruction stats, trace output).
 struct StaticInstInfo {
   OpClass op = OpClass::kInt;
-  std::string text;   // the instruction as printed by the IR printer
+  std::string text;  // the instruction as printed by the IR printer
   SourceLoc loc;
 };
 
@@ -57,16 +57,19 @@ class Program {
                                               const BufferPlacement& placement);
 
   const std::string& name() const;
-  const ParamValues& params() const;       // every parameter, defaults applied
+  const ParamValues& params() const;  // every parameter, defaults applied
   Dim3 grid() const;
   Dim3 block() const;
   uint32_t threads_per_cta() const { return block().x * block().y * block().z; }
   uint32_t warps_per_cta() const { return (threads_per_cta() + kWarpSize - 1) / kWarpSize; }
-  uint32_t shared_bytes() const;           // static + dynamic shared memory per CTA
+  uint32_t shared_bytes() const;  // static + dynamic shared memory per CTA
   uint32_t regs_per_thread() const;
   const std::vector<BufferInfo>& buffers() const;
   const StaticInstInfo& instruction(uint32_t static_id) const;
   size_t instruction_count() const;
+  // Whether the kernel may issue tensor-core instructions (mma.sync, wgmma): one sits outside every
+  // if whose condition, of parameters only, rules it out.
+  bool uses_tensor_cores() const;
 
   struct Impl;
   explicit Program(std::unique_ptr<Impl> impl);

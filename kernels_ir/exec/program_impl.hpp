@@ -17,9 +17,16 @@ namespace gtsim::ir {
 inline constexpr uint32_t kNoExpr = 0xffffffffu;
 
 enum class NodeKind : uint8_t {
-  kConst, kSlot, kSlotIdx,      // constant; slot value; slot (base + uniform index popped from the stack)
-  kLane, kTid, kWarp, kCtaid,   // builtins (kTid / kCtaid: dimension in `slot`)
-  kUnary, kBinary, kSelect,     // operators (op in `op`)
+  kConst,
+  kSlot,
+  kSlotIdx,  // constant; slot value; slot (base + uniform index popped from the stack)
+  kLane,
+  kTid,
+  kWarp,
+  kCtaid,  // builtins (kTid / kCtaid: dimension in `slot`)
+  kUnary,
+  kBinary,
+  kSelect,  // operators (op in `op`)
 };
 
 struct Node {
@@ -35,8 +42,8 @@ enum class Uniformity : uint8_t { kConst, kUniform, kVarying };
 struct CExpr {
   uint32_t first = 0, count = 0;
   Uniformity u = Uniformity::kConst;
-  int64_t value = 0;  // when kConst
-  uint32_t depth = 0; // evaluation stack depth
+  int64_t value = 0;   // when kConst
+  uint32_t depth = 0;  // evaluation stack depth
 };
 
 enum class OpK : uint8_t { kInst, kLet, kLoopInit, kLoopTest, kLoopInc, kJump, kIf, kExit };
@@ -82,12 +89,12 @@ struct CInst {
   uint8_t n_dst = 0, n_src = 0;
   RegRef dst[kMaxDst], src[kMaxSrc];
   uint32_t pred = kNoExpr;
-  uint32_t vec = kNoExpr;     // vector width expression (`.v(EXPR)`)
-  uint32_t imm = kNoExpr;     // imm expression
-  uint32_t value = kNoExpr;   // kIntAlu / kIExpr value; kShfl lane expression
+  uint32_t vec = kNoExpr;    // vector width expression (`.v(EXPR)`)
+  uint32_t imm = kNoExpr;    // imm expression
+  uint32_t value = kNoExpr;  // kIntAlu / kIExpr value; kShfl lane expression
   uint32_t shfl_src = kNoExpr;
   ShflMode shfl = ShflMode::kBfly;
-  MemRef m1, m2;              // m1 -> addr (global or shared), m2 -> addr2 (cp.async shared destination)
+  MemRef m1, m2;  // m1 -> addr (global or shared), m2 -> addr2 (cp.async shared destination)
   uint32_t addr_lanes = kFullMask;
   uint32_t flops_lane = 0;
   MmaKind mma;
@@ -121,8 +128,9 @@ struct Program::Impl {
   std::vector<CExpr> exprs;
   std::vector<SlotInfo> slots;  // registers first (ids 0..num_regs-1), then lets and loop variables
   uint32_t num_regs = 0;
-  uint32_t max_depth = 1;       // deepest expression stack
-  uint32_t max_nest = 1;        // deepest if/loop nesting (SIMT stack capacity)
+  uint32_t max_depth = 1;              // deepest expression stack
+  bool tensor_cores = false;           // an mma.sync / wgmma outside every branch the parameters rule out
+  uint32_t max_nest = 1;               // deepest if/loop nesting (SIMT stack capacity)
   std::vector<LoopCtl> loop_ctl;       // loops with loop control (Op::loop indexes it)
   std::vector<uint32_t> loop_of_inst;  // innermost loop (code index of its kLoopInit) per static inst, or kNoExpr
 };

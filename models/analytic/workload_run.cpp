@@ -22,8 +22,12 @@ double config_peak_flops(const ConfigNode& hw, ir::DType dt) {
   auto s = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
   double per_cycle = s.sm.tensor.mma_sync_flops_per_cycle[size_t(dt)];
-  if (per_cycle == 0) per_cycle = 2.0 * s.sm.units[size_t(gpu::Pipe::kFp32)].lanes * s.sm.sub_partitions;  // CUDA-core FMA
-  return per_cycle * s.sm.count * s.clocks.sm_mhz * 1e6;
+  double mhz = s.clocks.sm_mhz_tensor;  // tensor cores run at the clock the SM keeps under their load
+  if (per_cycle == 0) {                 // CUDA-core FMA
+    per_cycle = 2.0 * s.sm.units[size_t(gpu::Pipe::kFp32)].lanes * s.sm.sub_partitions;
+    mhz = s.clocks.sm_mhz;
+  }
+  return per_cycle * s.sm.count * mhz * 1e6;
 }
 
 double config_hbm_bytes_per_s(const ConfigNode& hw) { return hw.at("hbm").at("bandwidth_gbps").as<double>() * 1e9; }
@@ -33,14 +37,18 @@ namespace {
 const ir::Kernel& flash_kernel() {
   static std::once_flag once;
   static std::unique_ptr<ir::Kernel> k;
-  std::call_once(once, [] { k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_fwd.kir"); });
+  std::call_once(once, [] {
+    k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_fwd.kir");
+  });
   return *k;
 }
 
 const ir::Kernel& flash_bwd_kernel() {
   static std::once_flag once;
   static std::unique_ptr<ir::Kernel> k;
-  std::call_once(once, [] { k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_bwd.kir"); });
+  std::call_once(once, [] {
+    k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_bwd.kir");
+  });
   return *k;
 }
 
@@ -112,7 +120,7 @@ struct RunCtx {
   const ConfigNode& hw;
   const WorkloadRunOptions& opt;
   std::unique_ptr<gpu::GpuModel>& shared;  // the machine that carries L2 contents across kernels
-  bool sampled = false;                     // this op runs sampled (on a fresh machine)
+  bool sampled = false;                    // this op runs sampled (on a fresh machine)
   // The machine for one run of this op: the shared one, or for a sampled op a fresh one
   // (the slice must not find in the L2 what a previous slice left there).
   gpu::GpuModel& machine(std::unique_ptr<gpu::GpuModel>& fresh) {
@@ -125,7 +133,8 @@ struct RunCtx {
 Measured run_gemm(RunCtx& c, const wl::Op& op, const ir::BufferPlacement& place) {
   // A batched GEMM runs as one GEMM with the batches stacked along M (same tile count when M is a
   // multiple of the tile; operand B is then shared, which understates its traffic: docs/workloads.md).
-  GemmPlan p = plan_gemm(c.hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(c.opt.gemm_tile), GemmSchedule::kDataParallel);
+  GemmPlan p = plan_gemm(c.hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(c.opt.gemm_tile),
+                         GemmSchedule::kDataParallel);
   const int64_t rounds = p.waves;
   c.sampled = !c.opt.exact && rounds > 2;
   auto run = [&](int64_t base, int64_t count) {
@@ -150,7 +159,8 @@ Measured run_flash(RunCtx& c, const wl::Op& op, uint32_t sms, const ir::BufferPl
   int64_t heads = a.B * a.H;
   int64_t ctas_per_head = (a.T + 63) / 64;
   // Sampling: enough heads for two waves of CTAs, scaled to all heads (heads are independent).
-  int64_t h = c.opt.exact ? heads : std::min<int64_t>(heads, std::max<int64_t>(1, 2 * int64_t(sms) * 2 / ctas_per_head));
+  int64_t h =
+      c.opt.exact ? heads : std::min<int64_t>(heads, std::max<int64_t>(1, 2 * int64_t(sms) * 2 / ctas_per_head));
   c.sampled = h < heads;
   std::unique_ptr<gpu::GpuModel> fresh;
   const ir::Kernel& k = a.backward ? flash_bwd_kernel() : flash_kernel();
@@ -160,17 +170,19 @@ Measured run_flash(RunCtx& c, const wl::Op& op, uint32_t sms, const ir::BufferPl
 
 // Grid-stride kernels (elementwise, softmax, reduction). Sampled when the loop has more iterations
 // than a warm-up plus the slice: on a fresh machine, iterations [0, w) fill the L2 with this
-// kernel's own mix of clean and dirty lines (elementwise: a touch-only twin, same accesses) (w = L2 bytes / bytes per iteration, rounded up, + 1);
-// then iterations [w, w + s) run as a second launch and are measured: steady state, where every
-// line allocated evicts one, so DRAM writes (dirty evictions) and the time spent on them are those
-// of the middle of the full kernel. Span and bytes are scaled by the elements (rows) of the op
-// over those of the slice. Small kernels run in full on the shared machine (L2 carry-over).
-Measured run_grid_stride(RunCtx& c, const wl::Op& op, wl::LowerOptions lo, uint64_t l2_bytes, const ir::BufferPlacement& place) {
+// kernel's own mix of clean and dirty lines (elementwise: a touch-only twin, same accesses) (w = L2 bytes / bytes per
+// iteration, rounded up, + 1); then iterations [w, w + s) run as a second launch and are measured: steady state, where
+// every line allocated evicts one, so DRAM writes (dirty evictions) and the time spent on them are those of the middle
+// of the full kernel. Span and bytes are scaled by the elements (rows) of the op over those of the slice. Small kernels
+// run in full on the shared machine (L2 carry-over).
+Measured run_grid_stride(RunCtx& c, const wl::Op& op, wl::LowerOptions lo, uint64_t l2_bytes,
+                         const ir::BufferPlacement& place) {
   lo.iteration_limit = std::max<int64_t>(c.opt.sample_iterations, 1);
   wl::LoweredKernel k = op.kind == wl::OpKind::kElementwise ? wl::lower_elementwise(op, lo)
                         : op.kind == wl::OpKind::kSoftmax   ? wl::lower_softmax(op, lo)
                                                             : wl::lower_reduction(op, lo);
-  const int64_t warm = int64_t((l2_bytes + k.bytes_per_iteration - 1) / std::max<uint64_t>(k.bytes_per_iteration, 1)) + 1;
+  const int64_t warm =
+      int64_t((l2_bytes + k.bytes_per_iteration - 1) / std::max<uint64_t>(k.bytes_per_iteration, 1)) + 1;
   c.sampled = !c.opt.exact && k.full_iterations > warm + k.iterations;
   if (!c.sampled) {
     auto prog = ir::Program::build(*k.kernel, k.slice(0, k.full_iterations), place);
@@ -195,8 +207,12 @@ Measured run_grid_stride(RunCtx& c, const wl::Op& op, wl::LowerOptions lo, uint6
 // Kernel buffer name -> workload tensor region, by the lowering's naming.
 ir::BufferPlacement place_op(const wl::Op& op, Placement& pl) {
   ir::BufferPlacement m;
-  auto in = [&](size_t i) { return i < op.inputs.size() ? pl.region(op.inputs[i].name) : pl.region(op.name + ".in" + std::to_string(i)); };
-  auto out = [&](size_t i) { return i < op.outputs.size() ? pl.region(op.outputs[i].name) : pl.region(op.name + ".out" + std::to_string(i)); };
+  auto in = [&](size_t i) {
+    return i < op.inputs.size() ? pl.region(op.inputs[i].name) : pl.region(op.name + ".in" + std::to_string(i));
+  };
+  auto out = [&](size_t i) {
+    return i < op.outputs.size() ? pl.region(op.outputs[i].name) : pl.region(op.name + ".out" + std::to_string(i));
+  };
   switch (op.kind) {
     case wl::OpKind::kMatmul:
       m = {{"A", in(0)}, {"B", in(1)}, {"C", out(0)}, {"Cacc", pl.region(op.name + ".acc")}};
@@ -205,9 +221,15 @@ ir::BufferPlacement place_op(const wl::Op& op, Placement& pl) {
       if (op.attn.backward) {
         // inputs q, k, v, o, dO; outputs dq, dk, dv. The kernel reads the forward's row statistics
         // and FA2's rowsum(dO * O) (LSE, Dv) and accumulates dQ in f32 (dQacc): own regions.
-        m = {{"Q", in(0)}, {"K", in(1)}, {"V", in(2)}, {"dO", in(4)}, {"LSE", pl.region(op.name + ".lse")},
-             {"Dv", pl.region(op.name + ".dv_rowsum")}, {"dQacc", pl.region(op.name + ".dqacc")},
-             {"dK", out(1)}, {"dV", out(2)}};
+        m = {{"Q", in(0)},
+             {"K", in(1)},
+             {"V", in(2)},
+             {"dO", in(4)},
+             {"LSE", pl.region(op.name + ".lse")},
+             {"Dv", pl.region(op.name + ".dv_rowsum")},
+             {"dQacc", pl.region(op.name + ".dqacc")},
+             {"dK", out(1)},
+             {"dV", out(2)}};
       } else {
         m = {{"Q", in(0)}, {"K", in(1)}, {"V", in(2)}, {"O", out(0)}};
       }
@@ -216,7 +238,8 @@ ir::BufferPlacement place_op(const wl::Op& op, Placement& pl) {
       for (size_t i = 0; i < op.inputs.size(); ++i) m["x" + std::to_string(i)] = in(i);
       for (size_t i = 0; i < op.outputs.size(); ++i) m["y" + std::to_string(i)] = out(i);
       break;
-    default: m = {{"x", in(0)}, {"y", out(0)}};
+    default:
+      m = {{"x", in(0)}, {"y", out(0)}};
   }
   return m;
 }
@@ -247,9 +270,14 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
     if (!opt.carry_l2) shared_model = std::make_unique<gpu::GpuModel>(hw);
     ir::BufferPlacement place = place_op(*op, placement);
     switch (op->kind) {
-      case wl::OpKind::kMatmul: me = run_gemm(ctx, *op, place); break;
-      case wl::OpKind::kAttention: me = run_flash(ctx, *op, specs.sm.count, place); break;
-      default: me = run_grid_stride(ctx, *op, lo, l2_bytes, place);
+      case wl::OpKind::kMatmul:
+        me = run_gemm(ctx, *op, place);
+        break;
+      case wl::OpKind::kAttention:
+        me = run_flash(ctx, *op, specs.sm.count, place);
+        break;
+      default:
+        me = run_grid_stride(ctx, *op, lo, l2_bytes, place);
     }
     if (ctx.sampled) shared_model = std::make_unique<gpu::GpuModel>(hw);
     KernelRecord r;
@@ -273,31 +301,48 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   nlohmann::json ks = nlohmann::json::array();
   std::ostringstream o;
   char buf[320];
-  std::snprintf(buf, sizeof buf, "%-34s %-11s %10s %6s %12s %12s %9s %-7s\n", "kernel", "kind", "time_us", "share", "dram_MB",
-                "GFLOP", "flop/B", "bound");
+  std::snprintf(buf, sizeof buf, "%-34s %-11s %10s %6s %12s %12s %9s %-7s\n", "kernel", "kind", "time_us", "share",
+                "dram_MB", "GFLOP", "flop/B", "bound");
   o << buf;
   for (auto& k : rep.kernels) {
     k.share = rep.total_us > 0 ? k.time_us / rep.total_us : 0;
     // Elementwise / rowwise kernels run on the CUDA cores: their ridge is the f32 FFMA one.
     const bool tensor = k.kind == "matmul" || k.kind == "attention";
-    const double ridge = tensor ? rep.ridge_flops_per_byte : config_peak_flops(hw, ir::DType::kF32) / config_hbm_bytes_per_s(hw);
+    const double ridge =
+        tensor ? rep.ridge_flops_per_byte : config_peak_flops(hw, ir::DType::kF32) / config_hbm_bytes_per_s(hw);
     k.bound = k.intensity < ridge ? "memory" : "compute";
-    ks.push_back({{"kernel", k.kernel}, {"op", k.op}, {"kind", k.kind}, {"time_us", k.time_us}, {"share", k.share},
-                  {"dram_read_bytes", k.dram_read_bytes}, {"dram_write_bytes", k.dram_write_bytes},
-                  {"min_bytes", k.min_bytes}, {"flops", k.flops}, {"intensity", k.intensity}, {"bound", k.bound},
-                  {"l2_hit_rate", k.l2_hit_rate}, {"sampled", k.sampled}});
-    std::snprintf(buf, sizeof buf, "%-34.34s %-11s %10.2f %5.1f%% %12.1f %12.2f %9.2f %-7s\n", k.op.c_str(), k.kind.c_str(),
-                  k.time_us, 100 * k.share, double(k.dram_read_bytes + k.dram_write_bytes) / 1e6, double(k.flops) / 1e9,
-                  k.intensity, k.bound.c_str());
+    ks.push_back({{"kernel", k.kernel},
+                  {"op", k.op},
+                  {"kind", k.kind},
+                  {"time_us", k.time_us},
+                  {"share", k.share},
+                  {"dram_read_bytes", k.dram_read_bytes},
+                  {"dram_write_bytes", k.dram_write_bytes},
+                  {"min_bytes", k.min_bytes},
+                  {"flops", k.flops},
+                  {"intensity", k.intensity},
+                  {"bound", k.bound},
+                  {"l2_hit_rate", k.l2_hit_rate},
+                  {"sampled", k.sampled}});
+    std::snprintf(buf, sizeof buf, "%-34.34s %-11s %10.2f %5.1f%% %12.1f %12.2f %9.2f %-7s\n", k.op.c_str(),
+                  k.kind.c_str(), k.time_us, 100 * k.share, double(k.dram_read_bytes + k.dram_write_bytes) / 1e6,
+                  double(k.flops) / 1e9, k.intensity, k.bound.c_str());
     o << buf;
   }
-  std::snprintf(buf, sizeof buf, "total %.2f us, %.1f MB DRAM, ridge %.1f flop/B%s\n", rep.total_us, double(rep.dram_bytes) / 1e6,
-                rep.ridge_flops_per_byte, opt.cuda_graph ? " (CUDA graph: one launch)" : "");
+  std::snprintf(buf, sizeof buf, "total %.2f us, %.1f MB DRAM, ridge %.1f flop/B%s\n", rep.total_us,
+                double(rep.dram_bytes) / 1e6, rep.ridge_flops_per_byte,
+                opt.cuda_graph ? " (CUDA graph: one launch)" : "");
   o << buf;
   nlohmann::json pj = nlohmann::json::array();
-  for (const auto& p : passes) pj.push_back({{"pass", p.pass}, {"ops_before", p.ops_before}, {"ops_after", p.ops_after}, {"notes", p.notes}});
-  rep.json = {{"workload", w.name()}, {"kernels", ks}, {"total_us", rep.total_us}, {"dram_bytes", rep.dram_bytes},
-              {"ridge_flops_per_byte", rep.ridge_flops_per_byte}, {"cuda_graph", opt.cuda_graph}, {"passes", pj}};
+  for (const auto& p : passes)
+    pj.push_back({{"pass", p.pass}, {"ops_before", p.ops_before}, {"ops_after", p.ops_after}, {"notes", p.notes}});
+  rep.json = {{"workload", w.name()},
+              {"kernels", ks},
+              {"total_us", rep.total_us},
+              {"dram_bytes", rep.dram_bytes},
+              {"ridge_flops_per_byte", rep.ridge_flops_per_byte},
+              {"cuda_graph", opt.cuda_graph},
+              {"passes", pj}};
   rep.text = o.str();
   return rep;
 }

@@ -92,6 +92,11 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   KernelShape shape{program.threads_per_cta(), program.regs_per_thread(), program.shared_bytes()};
   Occupancy occ = compute_occupancy(specs.sm, specs.l1_unified_kb, shape, program.name());
   uint64_t ctas = program.grid().count();
+  // Hopper lowers its SM clock while tensor cores work (clocks.sm_mhz_tensor): the kernel runs at
+  // that clock if it issues a tensor-core instruction. Cycles keep counting across the change.
+  double mhz = program.uses_tensor_cores() ? specs.clocks.sm_mhz_tensor : specs.clocks.sm_mhz;
+  clock.retime(mhz, sim.now());
+  memory->set_sm_clock(mhz);
   KernelSnapshot before = KernelSnapshot::take(sim, *memory, sms);
   memory->begin_kernel(occ.l1_bytes);
   uint64_t start = tick_to_cycle(sim.now());
@@ -111,7 +116,7 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   memory->end_kernel();
   broken = false;
   running = nullptr;
-  ReportInputs in{specs, occ, program, before, start, end};
+  ReportInputs in{specs, occ, program, before, start, end, mhz};
   KernelResult r = make_kernel_result(in, sim, *memory, sms);
   r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;

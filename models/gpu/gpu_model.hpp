@@ -4,9 +4,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "kernels_ir/exec/program.hpp"
 #include "sim/config.hpp"
@@ -18,6 +17,7 @@ struct KernelResult {
   std::string kernel;
   std::string hw;
   uint64_t cycles = 0;            // execution span on the SM clock: first CTA dispatch to last CTA end
+  double sm_mhz = 0;              // the SM clock the kernel ran at (clocks.sm_mhz, or sm_mhz_tensor)
   double launch_overhead_us = 0;  // from the config's launch section
   double time_us = 0;             // launch overhead + cycles / SM clock
   uint64_t ctas = 0;
@@ -28,7 +28,7 @@ struct KernelResult {
   uint64_t thread_instructions = 0;
   uint64_t dram_read_bytes = 0;
   uint64_t dram_write_bytes = 0;
-  double l2_hit_rate = 0;         // sector hit rate, 0..1
+  double l2_hit_rate = 0;  // sector hit rate, 0..1
   uint64_t flops = 0;
   uint64_t events = 0;
   double sim_wall_seconds = 0;

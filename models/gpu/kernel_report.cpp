@@ -43,17 +43,21 @@ void add_sm_metrics(nlohmann::json& m, const ReportInputs& in, const SmCounterVa
   double issue_active = double(t[kIssueActiveCycles]);
   m["sm__cycles_elapsed.max"] = cycles;
   m["sm__cycles_active.avg"] = ratio(active, sm.count);
-  m["gpu__time_duration.sum"] = double(cycles) / in.specs.clocks.sm_mhz * 1000.0;
-  m["sm__warps_active.avg.pct_of_peak_sustained_active"] = 100.0 * ratio(double(t[kWarpCyclesActive]), active * sm.max_warps);
+  m["gpu__time_duration.sum"] = double(cycles) / in.sm_mhz * 1000.0;
+  m["sm__warps_active.avg.pct_of_peak_sustained_active"] =
+      100.0 * ratio(double(t[kWarpCyclesActive]), active * sm.max_warps);
   m["smsp__inst_executed.sum"] = t[kInstExecuted];
   m["smsp__thread_inst_executed.sum"] = t[kThreadInstExecuted];
   m["sm__inst_executed.avg.per_cycle_active"] = ratio(double(t[kInstExecuted]), active);
   m["smsp__issue_active.avg.pct_of_peak_sustained_active"] = 100.0 * ratio(issue_active, active * sm.sub_partitions);
   m["smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"] = ratio(double(t[kStallScoreboard]), issue_active);
-  m["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"] = ratio(double(t[kStallMemory]), issue_active);
-  m["smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio"] = ratio(double(t[kStallUnitBusy]), issue_active);
+  m["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"] =
+      ratio(double(t[kStallMemory]), issue_active);
+  m["smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio"] =
+      ratio(double(t[kStallUnitBusy]), issue_active);
   m["smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"] = ratio(double(t[kStallBarrier]), issue_active);
-  m["smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"] = ratio(double(t[kStallNotSelected]), issue_active);
+  m["smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"] =
+      ratio(double(t[kStallNotSelected]), issue_active);
   m["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"] =
       100.0 * ratio(double(t[kPipeBusyBase + int(Pipe::kTensor)]), active * sm.sub_partitions);
   m["sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"] =
@@ -102,7 +106,8 @@ KernelResult make_kernel_result(const ReportInputs& in, const Simulation& sim, c
   r.hw = in.specs.name;
   r.cycles = in.end_cycle - in.start_cycle;
   r.launch_overhead_us = in.specs.launch.overhead_us;
-  r.time_us = r.launch_overhead_us + double(r.cycles) / in.specs.clocks.sm_mhz;
+  r.sm_mhz = in.sm_mhz;
+  r.time_us = r.launch_overhead_us + double(r.cycles) / in.sm_mhz;
   r.ctas = ctas;
   r.ctas_per_sm = in.occ.ctas_per_sm;
   r.occupancy_limiter = in.occ.limiter;
@@ -128,6 +133,7 @@ nlohmann::json KernelResult::to_json() const {
   j["kernel"] = kernel;
   j["hw"] = hw;
   j["cycles"] = cycles;
+  j["sm_mhz"] = sm_mhz;
   j["time_us"] = time_us;
   j["launch_overhead_us"] = launch_overhead_us;
   j["ctas"] = ctas;

@@ -5,9 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/occupancy.hpp"
@@ -33,6 +32,7 @@ struct ReportInputs {
   const ir::Program& program;
   const KernelSnapshot& before;
   uint64_t start_cycle = 0, end_cycle = 0;
+  double sm_mhz = 0;  // the SM clock the kernel ran at
 };
 
 KernelResult make_kernel_result(const ReportInputs& in, const Simulation& sim, const mem::GpuMemorySystem& memory,

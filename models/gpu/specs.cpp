@@ -130,6 +130,7 @@ ClockSpecs ClockSpecs::parse(const ConfigNode& node) {
   ClockSpecs c;
   c.sm_mhz = node.param<double>("sm_mhz").range(1, 100000).get();
   c.mem_mhz = node.param<double>("mem_mhz").range(1, 100000).get();
+  c.sm_mhz_tensor = node.has("sm_mhz_tensor") ? node.param<double>("sm_mhz_tensor").range(1, 100000).get() : c.sm_mhz;
   return c;
 }
 

@@ -75,6 +75,9 @@ struct SmSpecs {
 
 struct ClockSpecs {
   double sm_mhz = 1000;
+  // The SM clock while a kernel that issues tensor-core instructions runs: Hopper lowers its SM
+  // clock under tensor-core load. Absent from the config: sm_mhz.
+  double sm_mhz_tensor = 1000;
   double mem_mhz = 1000;
   static ClockSpecs parse(const ConfigNode& node);
 };

@@ -105,6 +105,30 @@ TEST(TensorCore, MmaSyncReachesTheConfiguredRate) {
   EXPECT_NEAR(double(t.flops) / double(t.cycles) / 132.0 / per_sm_cycle, 0.5, 0.06);
 }
 
+TEST(SmClock, KernelThatIssuesTensorCoreInstructionsRunsAtTheTensorClock) {
+  // Hopper holds a lower SM clock under tensor-core load (clocks.sm_mhz_tensor, Nsight Compute's
+  // cycles over time of mma_throughput): a kernel runs at it when it may issue mma.sync; an mma in a
+  // branch its parameters rule out does not count. One machine: the clock changes between kernels.
+  auto root = testing::load_hw("h200-sxm");
+  const double mhz = root->at("clocks").param<double>("sm_mhz").get();
+  const double tensor_mhz = root->at("clocks").param<double>("sm_mhz_tensor").get();
+  ASSERT_LT(tensor_mhz, mhz);
+  GpuModel model(*root);
+  auto mma = testing::lib_kernel("mma_shared", {{"variant", 1}, {"iters", 8}, {"SMS", 4}});
+  auto loads = testing::lib_kernel("mma_shared", {{"variant", 0}, {"iters", 8}, {"SMS", 4}});
+  EXPECT_TRUE(mma->uses_tensor_cores());
+  EXPECT_FALSE(loads->uses_tensor_cores());
+  KernelResult a = model.run(*mma);
+  KernelResult b = model.run(*loads);
+  KernelResult c = model.run(*mma);
+  EXPECT_DOUBLE_EQ(a.sm_mhz, tensor_mhz);
+  EXPECT_DOUBLE_EQ(b.sm_mhz, mhz);
+  EXPECT_DOUBLE_EQ(c.sm_mhz, tensor_mhz);
+  EXPECT_NEAR(a.time_us - a.launch_overhead_us, double(a.cycles) / tensor_mhz, 1e-9);
+  EXPECT_NEAR(b.time_us - b.launch_overhead_us, double(b.cycles) / mhz, 1e-9);
+  EXPECT_NEAR(double(c.cycles), double(a.cycles), 0.01 * double(a.cycles));  // same work, same cycles
+}
+
 // Cost per k-tile (cycles) of a mma_shared variant on 4 SMs: the slope between two iteration counts.
 double mma_shared_cycles_per_ktile(int variant, const std::vector<std::string>& sets) {
   std::vector<std::string> s = sets;

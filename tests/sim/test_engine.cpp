@@ -63,6 +63,20 @@ TEST(ClockDomain, CyclesToTicksHasNoDriftOverBillionsOfCycles) {
   EXPECT_EQ(h.next_edge(h.cycle_start(7) + 1), h.cycle_start(8));
 }
 
+TEST(ClockDomain, RetimedClockKeepsCountingCyclesAtTheNewRate) {
+  // Hopper's SM clock drops under tensor-core load between kernels: cycles go on from the first
+  // edge at or after the change, at the new period.
+  ClockDomain c(1980.0);
+  Tick at = c.cycle_start(1980) + 1;  // just after 1 us
+  c.retime(1000.0, at);
+  EXPECT_EQ(c.cycle_start(1981), ClockDomain(1980.0).cycle_start(1981));  // the first edge after `at`
+  EXPECT_EQ(c.cycle_at(c.cycle_start(1981)), 1981u);
+  EXPECT_EQ(c.cycle_start(1981 + 1000) - c.cycle_start(1981), 1'000'000ull);  // 1000 cycles at 1 GHz = 1 us
+  EXPECT_EQ(c.cycle_at(c.cycle_start(1981) + 999'999), 1981u + 999u);
+  EXPECT_EQ(c.ticks(uint64_t(7)), 7000u);  // durations at the new rate
+  EXPECT_DOUBLE_EQ(c.mhz(), 1000.0);
+}
+
 TEST(BandwidthServer, LongStreamKeepsTheConfiguredRate) {
   BandwidthServer hbm(4800.0);  // 4.8 TB/s = 4800 bytes per ns
   Tick done = 0;
