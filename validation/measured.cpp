@@ -177,6 +177,9 @@ Dataset load_dataset(const std::string& dir) {
 
 ir::ParamValues bind_params(const MeasuredPoint& p, const std::vector<std::string>& kernel_params) {
   static const std::map<std::string, int64_t> dtypes = {{"f16", 0}, {"bf16", 1}, {"tf32", 2}, {"e4m3", 3}};
+  // named variants of twins whose rows carry no variant_id (the IR kernel's `variant` numbers them)
+  static const std::map<std::string, std::map<std::string, int64_t>> variants = {
+      {"store_tile", {{"mma", 0}, {"rows", 1}, {"half", 2}}}};
   ir::ParamValues out;
   for (const auto& name : kernel_params) {
     auto it = p.cols.find(name);
@@ -185,8 +188,11 @@ ir::ParamValues bind_params(const MeasuredPoint& p, const std::vector<std::strin
       out[name] = int64_t(std::llround(*v));
     else if (name == "dtype" && dtypes.count(it->second))
       out[name] = dtypes.at(it->second);
-    else if (auto id = p.cols.find(name + "_id"); id != p.cols.end())  // a named variant and its number
+    else if (auto id = p.cols.find(name + "_id"); id != p.cols.end()) {  // a named variant and its number
       if (auto v = parse_number(id->second)) out[name] = int64_t(std::llround(*v));
+    } else if (name == "variant" && variants.count(p.kernel) && variants.at(p.kernel).count(it->second)) {
+      out[name] = variants.at(p.kernel).at(it->second);
+    }
   }
   return out;
 }

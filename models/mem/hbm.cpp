@@ -1,5 +1,6 @@
 #include "models/mem/hbm.hpp"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -14,7 +15,8 @@ HbmModel::HbmModel(StatGroup& stats)
       reads_(stats.counter("reads", "read accesses", "accesses")),
       writes_(stats.counter("writes", "write accesses", "accesses")),
       read_latency_ns_(stats.histogram("read_latency_ns", "loaded read latency, arrival to data at L2", "ns", 50, 64)),
-      queue_bytes_(stats.histogram("queue_bytes", "bytes queued ahead of an access on its server", "bytes", 4096, 64)) {}
+      queue_bytes_(stats.histogram("queue_bytes", "bytes queued ahead of an access on its server", "bytes", 4096, 64)) {
+}
 
 Tick HbmModel::access(Tick arrival, uint64_t addr, uint32_t bytes, bool write) {
   double ahead = 0;
@@ -38,21 +40,33 @@ namespace {
 class BandwidthServerHbm final : public HbmModel {
  public:
   BandwidthServerHbm(const HbmSpecs& s, StatGroup& stats)
-      : HbmModel(stats), server_(s.bandwidth_gbps), latency_(Tick(s.latency_ns * kTicksPerNs + 0.5)),
-        rate_(s.bandwidth_gbps) {}
+      : HbmModel(stats),
+        server_(s.bandwidth_gbps),
+        latency_(Tick(s.latency_ns * kTicksPerNs + 0.5)),
+        rate_(s.bandwidth_gbps),
+        mix_overhead_(s.mixed_traffic_overhead) {}
   double peak_bytes_per_ns() const override { return rate_; }
 
  protected:
-  Tick serve(Tick arrival, uint64_t, uint32_t bytes, bool, double& ahead) override {
+  Tick serve(Tick arrival, uint64_t, uint32_t bytes, bool write, double& ahead) override {
     Tick start = arrival > server_.next_free() ? arrival : server_.next_free();
     ahead = double(start - arrival) * rate_ / double(kTicksPerNs);
-    return server_.reserve(arrival, bytes) + latency_;
+    uint64_t cost = bytes;
+    if (mix_overhead_ > 0) {  // the write fraction of the last ~kMixWindow bytes, then the turnaround cost
+      double keep = std::exp(-double(bytes) / kMixWindow);
+      write_frac_ = write_frac_ * keep + (write ? 1.0 - keep : 0.0);
+      cost = uint64_t(std::llround(double(bytes) * (1.0 + mix_overhead_ * 4.0 * write_frac_ * (1.0 - write_frac_))));
+    }
+    return server_.reserve(arrival, cost) + latency_;
   }
 
  private:
+  static constexpr double kMixWindow = 1 << 20;  // bytes
   BandwidthServer server_;
   Tick latency_;
   double rate_;
+  double mix_overhead_;
+  double write_frac_ = 0;
 };
 
 struct Registry {

@@ -10,7 +10,7 @@ namespace gtsim::mem {
 void MemorySystemImpl::build_l2() {
   const L2Specs& s = specs_.l2;
   uint64_t lines = s.size_bytes / s.line_bytes;
-  l2_sets_ = lines / s.assoc / s.slices;  // per slice
+  l2_sets_ = lines / s.assoc / s.slices;                               // per slice
   double rate = s.bytes_per_cycle_per_slice * specs_.sm_mhz / 1000.0;  // bytes per ns (L2 on the SM clock)
   slices_.resize(s.slices);
   for (uint32_t i = 0; i < s.slices; ++i) {
@@ -27,6 +27,14 @@ static uint64_t fold(uint64_t line) { return line ^ (line >> 7) ^ (line >> 14) ^
 
 uint32_t MemorySystemImpl::slice_of(uint64_t line) const { return uint32_t(fold(line) % specs_.l2.slices); }
 
+uint64_t MemorySystemImpl::slice_cost_bytes(const MemRequest& q) const {
+  uint64_t bytes = uint64_t(std::popcount(q.fetch)) << sector_shift_;
+  const L2Specs& s = specs_.l2;
+  if (s.requests_per_cycle_per_slice <= 0) return bytes;
+  double per_request = s.bytes_per_cycle_per_slice / s.requests_per_cycle_per_slice;  // one lookup, in bytes
+  return std::max<uint64_t>(bytes, uint64_t(std::llround(per_request)));
+}
+
 uint32_t MemorySystemImpl::burst_mask(uint32_t sectors) const {
   uint32_t per_burst = std::max(1u, specs_.hbm.burst_bytes >> sector_shift_);
   if (per_burst <= 1) return sectors;
@@ -39,10 +47,9 @@ uint32_t MemorySystemImpl::burst_mask(uint32_t sectors) const {
 void MemorySystemImpl::l2_arrive(uint32_t r, Tick now) {
   MemRequest& q = reqs_[r];
   L2Slice& s = slices_[q.slice];
-  uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
   Tick start = std::max(now, s.server.next_free());
   c_.l2_slice_queue_ns.sample(double(start - now) / double(kTicksPerNs));
-  Tick t = s.server.reserve(now, bytes);
+  Tick t = s.server.reserve(now, slice_cost_bytes(q));
   if (q.kind == ReqKind::kStore) {  // accepted by L2: acknowledged without an event of its own
     Tick ack = std::max(t, l2_write(r, t));
     complete(r, ack);
@@ -92,8 +99,10 @@ void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
   uint32_t have = l ? (l->valid & need) : 0;
   uint32_t miss = need & ~have;
   uint32_t n = uint32_t(std::popcount(need));
-  if (q.kind == ReqKind::kAtomic) c_.l2_atom_sectors += n;
-  else c_.l2_read_sectors += n;
+  if (q.kind == ReqKind::kAtomic)
+    c_.l2_atom_sectors += n;
+  else
+    c_.l2_read_sectors += n;
   c_.l2_sector_hits += uint32_t(std::popcount(have));
   c_.l2_read_hits += q.kind == ReqKind::kAtomic ? 0 : uint32_t(std::popcount(have));
   c_.l2_sector_misses += uint32_t(std::popcount(miss));

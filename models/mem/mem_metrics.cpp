@@ -16,7 +16,8 @@ MemCounters::MemCounters(StatGroup& g)
       l1_sector_misses(g.child("l1").counter("sector_misses", "cached-load sectors missing in L1", "sectors")),
       l1_mshr_merges(g.child("l1").counter("mshr_merges", "misses merged into a fill in flight", "requests")),
       l1_mshr_full_stalls(g.child("l1").counter("mshr_full_stalls", "misses that waited for a free MSHR", "requests")),
-      l1_bypass(g.child("l1").counter("bypass", "requests sent to L2 without L1 allocation (.cg, atomics, no way)", "requests")),
+      l1_bypass(g.child("l1").counter("bypass", "requests sent to L2 without L1 allocation (.cg, atomics, no way)",
+                                      "requests")),
       noc_up_bytes(g.child("noc").counter("up_bytes", "SM -> L2 crossbar bytes (headers and store data)", "bytes")),
       noc_down_bytes(g.child("noc").counter("down_bytes", "L2 -> SM crossbar bytes (sector data)", "bytes")),
       l2_read_sectors(g.child("l2").counter("read_sectors", "sectors read by loads", "sectors")),
@@ -26,7 +27,10 @@ MemCounters::MemCounters(StatGroup& g)
       l2_sector_misses(g.child("l2").counter("sector_misses", "sector lookups that missed", "sectors")),
       l2_read_hits(g.child("l2").counter("read_sector_hits", "load sectors that hit", "sectors")),
       l2_evictions_dirty(g.child("l2").counter("dirty_evictions", "evicted lines with dirty sectors", "lines")),
-      l2_slice_queue_ns(g.child("l2").histogram("slice_queue_ns", "wait for the slice's bandwidth server", "ns", 10, 64)) {}
+      l2_near_lookups(
+          g.child("l2").counter("near_lookups", "far-partition requests handled first by a near slice", "requests")),
+      l2_slice_queue_ns(
+          g.child("l2").histogram("slice_queue_ns", "wait for the slice's bandwidth server", "ns", 10, 64)) {}
 
 GpuMemorySystem::Totals MemorySystemImpl::totals() const {
   Totals t;
@@ -43,9 +47,9 @@ GpuMemorySystem::Totals MemorySystemImpl::totals() const {
 
 // Counters that Totals does not carry, in this order (per-kernel differences from begin_kernel).
 std::vector<uint64_t> MemorySystemImpl::snapshot_counters() const {
-  return {c_.ld_requests.value(),    c_.ld_sectors.value(),      c_.st_requests.value(),
-          c_.st_sectors.value(),     c_.l2_read_sectors.value(), c_.l2_write_sectors.value(),
-          c_.l2_atom_sectors.value(), c_.l2_read_hits.value(),   c_.atom_requests.value()};
+  return {c_.ld_requests.value(),     c_.ld_sectors.value(),      c_.st_requests.value(),
+          c_.st_sectors.value(),      c_.l2_read_sectors.value(), c_.l2_write_sectors.value(),
+          c_.l2_atom_sectors.value(), c_.l2_read_hits.value(),    c_.atom_requests.value()};
 }
 
 static double pct(uint64_t num, uint64_t den) { return den ? 100.0 * double(num) / double(den) : 0.0; }

@@ -45,6 +45,8 @@ L2Specs L2Specs::parse(const ConfigNode& n) {
   s.hit_latency_cycles = n.param<uint32_t>("hit_latency_cycles").range(1, 100000).get();
   s.far_extra_cycles = n.param<uint32_t>("far_extra_cycles").range(0, 100000).or_default(0);
   s.bytes_per_cycle_per_slice = n.param<double>("bytes_per_cycle_per_slice").positive().get();
+  s.requests_per_cycle_per_slice = n.param<double>("requests_per_cycle_per_slice").range(0, 64).or_default(0);
+  s.near_partition_lookup = n.param<bool>("near_partition_lookup").or_default(false);
   if (s.slices % s.partitions != 0)
     n.at("slices").fail("expected a multiple of l2.partitions (" + std::to_string(s.partitions) + ")");
   uint64_t lines_per_way = s.size_bytes / s.line_bytes / s.assoc;
@@ -75,8 +77,11 @@ HbmSpecs HbmSpecs::parse(const ConfigNode& n) {
   s.bandwidth_gbps = n.param<double>("bandwidth_gbps").positive().get();
   s.burst_bytes = n.param<uint32_t>("burst_bytes").one_of({32, 64, 128}).get();
   s.latency_ns = n.param<double>("latency_ns").min(0.0).get();
-  if (const ConfigNode* b = n.find("banked")) s.banked = BankedHbmSpecs::parse(*b);
-  else if (s.impl == "banked") n.fail("impl \"banked\" needs a `banked:` section (channels, banks_per_channel, ...)");
+  s.mixed_traffic_overhead = n.param<double>("mixed_traffic_overhead").range(0.0, 4.0).or_default(0.0);
+  if (const ConfigNode* b = n.find("banked"))
+    s.banked = BankedHbmSpecs::parse(*b);
+  else if (s.impl == "banked")
+    n.fail("impl \"banked\" needs a `banked:` section (channels, banks_per_channel, ...)");
   return s;
 }
 
@@ -89,7 +94,8 @@ MemSpecs MemSpecs::parse(const ConfigNode& root) {
   s.hbm = HbmSpecs::parse(root.at("hbm"));
   uint32_t path = s.l1.latency_cycles + 2 * s.noc.latency_cycles;
   if (s.l2.hit_latency_cycles < path)
-    root.at("l2").at("hit_latency_cycles")
+    root.at("l2")
+        .at("hit_latency_cycles")
         .fail("expected >= l1.latency_cycles + 2 * noc.latency_cycles (" + std::to_string(path) +
               "): it is the whole load-to-use latency of an L2 hit");
   if (s.l2.line_bytes != s.l1.line_bytes) root.at("l2").at("line_bytes").fail("expected the same as l1.line_bytes");

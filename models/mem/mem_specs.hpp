@@ -11,14 +11,14 @@
 namespace gtsim::mem {
 
 struct L1Specs {
-  uint32_t unified_bytes = 0;       // l1.unified_kb: L1 + shared per SM (the carve-out is taken from it)
-  uint32_t line_bytes = 128;        // tag granularity
-  uint32_t sector_bytes = 32;       // fill granularity
+  uint32_t unified_bytes = 0;  // l1.unified_kb: L1 + shared per SM (the carve-out is taken from it)
+  uint32_t line_bytes = 128;   // tag granularity
+  uint32_t sector_bytes = 32;  // fill granularity
   uint32_t assoc = 4;
-  uint32_t latency_cycles = 33;     // load-to-use latency of an L1 hit, SM cycles
-  uint32_t mshrs = 256;             // outstanding line misses per SM
-  double requests_per_cycle = 1;    // tag lookups per SM cycle
-  double bytes_per_cycle = 128;     // data return per SM cycle
+  uint32_t latency_cycles = 33;   // load-to-use latency of an L1 hit, SM cycles
+  uint32_t mshrs = 256;           // outstanding line misses per SM
+  double requests_per_cycle = 1;  // tag lookups per SM cycle
+  double bytes_per_cycle = 128;   // data return per SM cycle
   static L1Specs parse(const ConfigNode& n);
 };
 
@@ -36,9 +36,15 @@ struct L2Specs {
   uint32_t assoc = 16;
   uint32_t line_bytes = 128;
   uint32_t sector_bytes = 32;
-  uint32_t hit_latency_cycles = 200;   // load-to-use latency of a near L2 hit seen by the SM (L1 miss included)
-  uint32_t far_extra_cycles = 0;       // added when the slice sits in the SM's far partition
+  uint32_t hit_latency_cycles = 200;  // load-to-use latency of a near L2 hit seen by the SM (L1 miss included)
+  uint32_t far_extra_cycles = 0;      // added when the slice sits in the SM's far partition
   double bytes_per_cycle_per_slice = 32;
+  // Requests a slice takes per cycle, whatever their size (its tag lookup): a request costs
+  // max(bytes / bytes_per_cycle_per_slice, 1 / requests_per_cycle_per_slice) cycles. 0: no limit.
+  double requests_per_cycle_per_slice = 0;
+  // A store or atomic to a line homed in the far partition is handled by a slice of the SM's own
+  // partition first (it localizes and caches far data), at the same cost, then by the home slice.
+  bool near_partition_lookup = false;
   static L2Specs parse(const ConfigNode& n);
 };
 
@@ -46,7 +52,7 @@ struct BankedHbmSpecs {
   uint32_t channels = 32;
   uint32_t banks_per_channel = 16;
   uint32_t row_bytes = 1024;
-  uint32_t interleave_bytes = 256;     // consecutive bytes mapped to one channel before the next
+  uint32_t interleave_bytes = 256;  // consecutive bytes mapped to one channel before the next
   double trcd_ns = 14, tcl_ns = 14, trp_ns = 14;
   static BankedHbmSpecs parse(const ConfigNode& n);
 };
@@ -54,15 +60,19 @@ struct BankedHbmSpecs {
 struct HbmSpecs {
   std::string impl = "bandwidth_server";
   double capacity_gb = 0;
-  double bandwidth_gbps = 0;       // sustained bytes/ns (GB/s = bytes/ns)
+  double bandwidth_gbps = 0;  // sustained bytes/ns (GB/s = bytes/ns) of a read-only or write-only stream
+  // Extra time per byte when reads and writes mix (bus turnarounds): a byte costs
+  // 1 + mixed_traffic_overhead * 4 w (1 - w) times its pure-stream time, w the write fraction of the
+  // recent traffic (the last ~1 MiB); 1:1 traffic pays the whole overhead. 0: none.
+  double mixed_traffic_overhead = 0;
   uint32_t burst_bytes = 32;
-  double latency_ns = 300;         // added to an L2 hit for an L2 miss served by an idle HBM
+  double latency_ns = 300;  // added to an L2 hit for an L2 miss served by an idle HBM
   BankedHbmSpecs banked;
   static HbmSpecs parse(const ConfigNode& n);
 };
 
 struct MemSpecs {
-  double sm_mhz = 1000;            // clocks.sm_mhz: L1, crossbar and L2 run on the SM clock
+  double sm_mhz = 1000;  // clocks.sm_mhz: L1, crossbar and L2 run on the SM clock
   L1Specs l1;
   NocSpecs noc;
   L2Specs l2;

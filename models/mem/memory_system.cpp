@@ -24,18 +24,12 @@ MemorySystemImpl::MemorySystemImpl(Simulation& sim, StatGroup& parent, const Mem
       c_(stats()) {
   sector_shift_ = uint32_t(std::countr_zero(specs_.l1.sector_bytes));
   sectors_per_line_ = specs_.l1.line_bytes / specs_.l1.sector_bytes;
-  l1_lat_ = clock_.ticks(uint64_t(specs_.l1.latency_cycles));
-  noc_lat_ = clock_.ticks(uint64_t(specs_.noc.latency_cycles));
-  far_extra_ = clock_.ticks(uint64_t(specs_.l2.far_extra_cycles));
-  slice_lat_ = clock_.ticks(uint64_t(specs_.l2.hit_latency_cycles - specs_.l1.latency_cycles -
-                                     2 * specs_.noc.latency_cycles));
-  tag_cost_ = clock_.ticks(1.0 / specs_.l1.requests_per_cycle);
+  slice_lat_ =
+      clock_.ticks(uint64_t(specs_.l2.hit_latency_cycles - specs_.l1.latency_cycles - 2 * specs_.noc.latency_cycles));
   tag_cycles_per_byte_ = 1.0 / specs_.l1.bytes_per_cycle;
-  double noc_rate = specs_.noc.bytes_per_cycle_per_sm * specs_.sm_mhz / 1000.0;  // bytes per ns
+  set_sm_clock(specs_.sm_mhz);
   for (uint32_t i = 0; i < sms; ++i) {
     SmPort& p = ports_[i];
-    p.noc_up.set_rate(noc_rate);
-    p.noc_down.set_rate(noc_rate);
     p.partition = uint32_t(uint64_t(i) * specs_.l2.partitions / sms);  // GPC halves: SMs in order
     p.mshrs.resize(specs_.l1.mshrs);
   }
@@ -43,6 +37,20 @@ MemorySystemImpl::MemorySystemImpl(Simulation& sim, StatGroup& parent, const Mem
   hbm_ = make_hbm_model(specs_.hbm, stats().child("hbm"));
   configure_l1(specs_.l1.unified_bytes);
   snapshot_ = snapshot_counters();
+}
+
+void MemorySystemImpl::set_sm_clock(double mhz) {
+  ClockDomain sm(mhz);
+  gpc_clock_ = sm;
+  l1_lat_ = sm.ticks(uint64_t(specs_.l1.latency_cycles));
+  noc_lat_ = sm.ticks(uint64_t(specs_.noc.latency_cycles));
+  far_extra_ = sm.ticks(uint64_t(specs_.l2.far_extra_cycles));
+  tag_cost_ = sm.ticks(1.0 / specs_.l1.requests_per_cycle);
+  double noc_rate = specs_.noc.bytes_per_cycle_per_sm * mhz / 1000.0;  // bytes per ns
+  for (SmPort& p : ports_) {
+    p.noc_up.set_rate(noc_rate);
+    p.noc_down.set_rate(noc_rate);
+  }
 }
 
 void MemorySystemImpl::configure_l1(uint32_t bytes) {
@@ -104,8 +112,16 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
   }
   ReqKind kind = ReqKind::kLoad;
   switch (inst.op) {
-    case ir::OpClass::kStGlobal: kind = ReqKind::kStore; c_.st_requests += info.requests; c_.st_sectors += info.sectors; break;
-    case ir::OpClass::kAtomGlobal: kind = ReqKind::kAtomic; c_.atom_requests += info.requests; c_.atom_sectors += info.sectors; break;
+    case ir::OpClass::kStGlobal:
+      kind = ReqKind::kStore;
+      c_.st_requests += info.requests;
+      c_.st_sectors += info.sectors;
+      break;
+    case ir::OpClass::kAtomGlobal:
+      kind = ReqKind::kAtomic;
+      c_.atom_requests += info.requests;
+      c_.atom_sectors += info.sectors;
+      break;
     default:
       kind = inst.cache_global ? ReqKind::kLoad : ReqKind::kLoadBypass;
       c_.ld_requests += info.requests;
@@ -127,7 +143,7 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
     // crossbar reservation, so an L1 hit costs no event of its own.
     Tick start = std::max(now, p.tag_free);
     uint32_t bytes = uint32_t(std::popcount(lr.sector_mask)) << sector_shift_;
-    p.tag_free = start + std::max(tag_cost_, clock_.ticks(double(bytes) * tag_cycles_per_byte_));
+    p.tag_free = start + std::max(tag_cost_, gpc_clock_.ticks(double(bytes) * tag_cycles_per_byte_));
     q.not_before = kind == ReqKind::kStore ? start : start + l1_lat_;
     l1_lookup(r, q.not_before);
   }
@@ -137,14 +153,23 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
 void MemorySystemImpl::handle_event(Tick now, uint32_t kind, uint64_t arg) {
   uint32_t r = uint32_t(arg);
   switch (kind) {
-    case kL2Arrive: l2_arrive(r, now); break;
-    case kHbmDone: respond(r, now); break;
-    case kSmArrive:
-      if (reqs_[r].mshr != kNil) l1_fill(r, now);
-      else complete(r, now);
+    case kL2Arrive:
+      l2_arrive(r, now);
       break;
-    case kInstDone: finish_inst(r, now); break;  // an instruction with no active lane
-    default: break;
+    case kHbmDone:
+      respond(r, now);
+      break;
+    case kSmArrive:
+      if (reqs_[r].mshr != kNil)
+        l1_fill(r, now);
+      else
+        complete(r, now);
+      break;
+    case kInstDone:
+      finish_inst(r, now);
+      break;  // an instruction with no active lane
+    default:
+      break;
   }
 }
 
@@ -204,8 +229,10 @@ void MemorySystemImpl::l1_load(uint32_t r, Tick now) {
   if (!(l && l->mshr) && p.free_mshrs.empty()) {  // wait for an MSHR (woken by a fill)
     ++c_.l1_mshr_full_stalls;
     q.next = kNil;
-    if (p.blocked_tail == kNil) p.blocked_head = r;
-    else reqs_[p.blocked_tail].next = r;
+    if (p.blocked_tail == kNil)
+      p.blocked_head = r;
+    else
+      reqs_[p.blocked_tail].next = r;
     p.blocked_tail = r;
     return;
   }
@@ -279,7 +306,17 @@ void MemorySystemImpl::send_up(uint32_t r, Tick now, uint32_t bytes) {
   q.slice = slice_of(q.line);
   c_.noc_up_bytes += bytes;
   Tick t = p.noc_up.reserve(now, bytes) + noc_lat_;
-  if (slices_[q.slice].partition != p.partition) t += far_extra_;
+  if (slices_[q.slice].partition != p.partition) {
+    // A store (or atomic) to a far line updates the near partition's copy first; a load is served by
+    // the near copy once it is there (not modelled: loads cost their home slice only).
+    if (specs_.l2.near_partition_lookup && q.kind != ReqKind::kLoad && q.kind != ReqKind::kLoadBypass) {
+      uint32_t per = uint32_t(slices_.size()) / specs_.l2.partitions;
+      uint32_t near = std::min(uint32_t(slices_.size()) - 1, p.partition * per + q.slice % per);
+      t = slices_[near].server.reserve(t, slice_cost_bytes(q));
+      ++c_.l2_near_lookups;
+    }
+    t += far_extra_;
+  }
   sim().schedule(t, this, kL2Arrive, r);
 }
 

@@ -43,19 +43,22 @@ class GpuMemorySystem {
 
   // Called before each kernel: the L1 capacity left by the kernel's shared-memory carve-out.
   virtual void begin_kernel(uint32_t l1_bytes_per_sm) = 0;
+  // The SM clock from now on (between kernels: a kernel that issues tensor-core instructions runs
+  // at clocks.sm_mhz_tensor). The L1, its tag pipe and the SM's crossbar port follow it; the L2
+  // slices stay on clocks.sm_mhz.
+  virtual void set_sm_clock(double mhz) = 0;
   // Called after each kernel: L1s are invalidated (as at a kernel boundary); L2 keeps its
   // contents, dirty lines included, for the next kernel.
   virtual void end_kernel() = 0;
 
   // Issues a global memory instruction (kLdGlobal, kStGlobal, kAtomGlobal, kCpAsync) of SM
   // `sm` at tick `now`. responder->on_mem_complete(token, t) is called exactly once, at t >= now.
-  virtual IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder,
-                          uint64_t token) = 0;
+  virtual IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) = 0;
 
   // Totals since construction (the GPU model takes per-kernel differences).
   struct Totals {
     uint64_t dram_read_bytes = 0;
-    uint64_t dram_write_bytes = 0;   // as Nsight Compute's dram__bytes_write.sum: evictions of dirty lines
+    uint64_t dram_write_bytes = 0;  // as Nsight Compute's dram__bytes_write.sum: evictions of dirty lines
     uint64_t l2_sector_hits = 0, l2_sector_misses = 0;
     uint64_t l1_sector_hits = 0, l1_sector_misses = 0;
     uint64_t global_requests = 0, global_sectors = 0;

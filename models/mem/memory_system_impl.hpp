@@ -27,13 +27,13 @@ enum class ReqKind : uint8_t { kLoad, kLoadBypass, kStore, kAtomic };
 
 struct MemRequest {
   uint64_t line = 0;
-  uint32_t inst = kNil;     // InstSlot index
-  uint32_t next = kNil;     // link in an MSHR's waiter list or the SM's blocked list
-  uint32_t mask = 0;        // sectors the instruction needs from this line
-  uint32_t fetch = 0;       // sectors this request carries to / from L2
-  uint32_t mshr = kNil;     // L1 MSHR whose fill this request carries
+  uint32_t inst = kNil;  // InstSlot index
+  uint32_t next = kNil;  // link in an MSHR's waiter list or the SM's blocked list
+  uint32_t mask = 0;     // sectors the instruction needs from this line
+  uint32_t fetch = 0;    // sectors this request carries to / from L2
+  uint32_t mshr = kNil;  // L1 MSHR whose fill this request carries
   uint32_t slice = 0;
-  Tick not_before = 0;      // earliest completion (tag lookup + L1 latency)
+  Tick not_before = 0;  // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
   ReqKind kind = ReqKind::kLoad;
 };
@@ -43,7 +43,7 @@ struct InstSlot {
   uint64_t token = 0;
   uint32_t remaining = 0;
   uint32_t next_free = kNil;
-  Tick when = 0;            // latest completion of its requests so far
+  Tick when = 0;  // latest completion of its requests so far
 };
 
 struct L1Mshr {
@@ -57,7 +57,7 @@ struct L1Mshr {
 // One SM's port into the memory side: its L1 and its crossbar links.
 struct SmPort {
   SectorTags l1;
-  Tick tag_free = 0;             // L1 tag pipe next-free tick
+  Tick tag_free = 0;  // L1 tag pipe next-free tick
   BandwidthServer noc_up, noc_down;
   std::vector<L1Mshr> mshrs;
   std::vector<uint32_t> free_mshrs;
@@ -78,14 +78,15 @@ struct MemCounters {
   Counter &l1_sector_hits, &l1_sector_misses, &l1_mshr_merges, &l1_mshr_full_stalls, &l1_bypass;
   Counter &noc_up_bytes, &noc_down_bytes;
   Counter &l2_read_sectors, &l2_write_sectors, &l2_atom_sectors, &l2_sector_hits, &l2_sector_misses;
-  Counter &l2_read_hits, &l2_evictions_dirty;
-  Histogram &l2_slice_queue_ns;
+  Counter &l2_read_hits, &l2_evictions_dirty, &l2_near_lookups;
+  Histogram& l2_slice_queue_ns;
 };
 
 class MemorySystemImpl final : public GpuMemorySystem, public Component {
  public:
   MemorySystemImpl(Simulation& sim, StatGroup& parent, const MemSpecs& specs, uint32_t sms);
   void begin_kernel(uint32_t l1_bytes_per_sm) override;
+  void set_sm_clock(double mhz) override;
   void end_kernel() override;
   IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) override;
   Totals totals() const override;
@@ -93,7 +94,8 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
 
   const MemSpecs& specs() const { return specs_; }
-  uint32_t slice_of(uint64_t line) const;          // address hash (XOR fold)
+  uint32_t slice_of(uint64_t line) const;                // address hash (XOR fold)
+  uint64_t slice_cost_bytes(const MemRequest& q) const;  // what a request costs a slice, in bytes of its rate
   uint64_t l1_sets() const { return ports_.empty() ? 0 : ports_[0].l1.sets(); }
   const L2Slice& slice(uint32_t i) const { return slices_[i]; }
   uint32_t requests_in_flight() const { return uint32_t(reqs_.size() - free_reqs_.size()); }
@@ -124,7 +126,8 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void build_l2();
 
   MemSpecs specs_;
-  ClockDomain clock_;
+  ClockDomain clock_;      // clocks.sm_mhz: the L2 slices
+  ClockDomain gpc_clock_;  // the SMs' clock now: L1s and the SMs' crossbar ports
   Coalescer coalescer_;
   std::vector<SmPort> ports_;
   std::vector<L2Slice> slices_;

@@ -155,6 +155,77 @@ TEST(HbmBanked, SequentialStreamHitsOpenRowsRandomLinesDoNot) {
   EXPECT_GT(rnd.sim.now() * 1.0 / (32768.0 * 128) , seq.sim.now() * 1.0 / double(4 << 20));  // random is slower per byte
 }
 
+// The small machine with extra l2 keys (appended inside its l2 map).
+std::string with_l2(const std::string& extra) {
+  std::string y = testing::small_machine_yaml();
+  const std::string key = "bytes_per_cycle_per_slice: 64";
+  return y.replace(y.find(key), key.size(), key + ", " + extra);
+}
+
+// Time (ns) for `requests` store requests to L2-resident lines, all issued at once from 64 SMs (their
+// crossbar ports outrun the 16 slices): one sector per line (32 lanes, 128 B apart) or whole lines.
+double l2_store_ns(const std::string& yaml, bool one_sector, uint64_t requests, uint64_t* near = nullptr) {
+  MemFixture f(yaml, 64);
+  f.mem->begin_kernel(0);
+  const uint64_t lines = 4096;  // 512 KiB: within the 1 MiB L2
+  if (one_sector) {
+    for (uint64_t i = 0; i < requests / 32; ++i)
+      f.mem->issue(uint32_t(i % 64), warp_access(OpClass::kStGlobal, (i * 32 % lines) * 128, 128, 4), 0, &f.rec, i);
+  } else {
+    for (uint64_t i = 0; i < requests; ++i)
+      f.mem->issue(uint32_t(i % 64), warp_access(OpClass::kStGlobal, (i % lines) * 128, 4, 4), 0, &f.rec, i);
+  }
+  f.sim.run();
+  if (near) *near = f.sim.stats().find("mem/l2/near_lookups")->value_json().get<uint64_t>();
+  Tick last = 0;  // stores complete when their slice accepts them
+  for (const auto& d : f.rec.done) last = std::max(last, d.second);
+  return double(last) / double(kTicksPerNs);
+}
+
+TEST(L2Slice, OneSectorRequestsAreBoundByTheSliceRequestRate) {
+  // A slice takes one request per cycle whatever its size and 64 B per cycle: a one-sector store
+  // costs a cycle, a whole line two. Without the request limit, a sector costs half a cycle.
+  const uint64_t n = 16384;
+  double limited = l2_store_ns(with_l2("requests_per_cycle_per_slice: 1"), false, n) /
+                   l2_store_ns(with_l2("requests_per_cycle_per_slice: 1"), true, n);
+  double unlimited = l2_store_ns(testing::small_machine_yaml(), false, n) /
+                     l2_store_ns(testing::small_machine_yaml(), true, n);
+  EXPECT_NEAR(limited, 2.0, 0.3);
+  EXPECT_GT(unlimited, 3.2);
+}
+
+TEST(L2Partitions, FarRequestsAreHandledByANearSliceFirst) {
+  // Half of the lines are homed in the far partition; each of those also costs a slice of the SM's
+  // own partition: 1.5x the slice work of the same stream.
+  const uint64_t n = 16384;
+  uint64_t near = 0;
+  double with = l2_store_ns(with_l2("near_partition_lookup: true"), false, n, &near);
+  double without = l2_store_ns(testing::small_machine_yaml(), false, n);
+  EXPECT_NEAR(double(near) / double(n), 0.5, 0.1);
+  EXPECT_NEAR(with / without, 1.5, 0.2);
+}
+
+TEST(Hbm, MixedReadsAndWritesPayTheBusTurnaround) {
+  // bandwidth_gbps is a pure stream's rate; 1:1 traffic pays the whole mixed_traffic_overhead.
+  auto run = [](double overhead, int pattern) {  // 0: writes only, 1: reads only, 2: alternating
+    HbmSpecs s;
+    s.bandwidth_gbps = 1000;
+    s.latency_ns = 0;
+    s.mixed_traffic_overhead = overhead;
+    StatGroup stats("hbm");
+    register_hbm_models();
+    auto h = make_hbm_model(s, stats);
+    Tick done = 0;
+    for (int i = 0; i < 200000; ++i)
+      done = std::max(done, h->access(0, uint64_t(i) * 128, 128, pattern == 0 || (pattern == 2 && i % 2)));
+    return double(done);
+  };
+  // a pure stream pays only while its first ~1 MiB settles the write fraction (25.6 MB here)
+  EXPECT_NEAR(run(0.125, 0) / run(0, 0), 1.0, 0.02);
+  EXPECT_NEAR(run(0.125, 1) / run(0, 1), 1.0, 0.02);
+  EXPECT_NEAR(run(0.125, 2) / run(0, 2), 1.125, 0.01);
+}
+
 TEST(MemorySystem, SameInputsGiveIdenticalResults) {
   auto run = [] {
     MemFixture f(testing::small_machine_yaml(), 4);

@@ -1,6 +1,7 @@
 // gtsim_twins: CUDA twins of the gtsim microbenchmarks (docs/microbenchmarks.md) and the runner.
 //   gtsim_twins --selftest                       small checks; "skipped: no CUDA device" without a GPU
-//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy stream_rw strided_copy
+//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy stream_rw store_tile
+//   strided_copy
 //       pointer_chase divergence bank_conflicts fixed_work mma mma_shared empty micro (all of these but
 //       mma_shared) apps
 //       ncu_set (one launch of each representative, for Nsight Compute)
@@ -124,8 +125,8 @@ int main(int argc, char** argv) {
   if (selftest) {
     g.quick = true;
     int rc = 0;
-    rc |= run_stream_copy(args) | run_stream_rw(args) | run_strided_copy(args) | run_pointer_chase(args) |
-          run_divergence(args);
+    rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_strided_copy(args) |
+          run_pointer_chase(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_mma(args) | run_mma_shared(args) | run_empty(args) |
           run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
@@ -142,6 +143,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), run_stream_copy(args));
     else if (c == "stream_rw")
       rc = (clock_row(c.c_str()), run_stream_rw(args));
+    else if (c == "store_tile")
+      rc = (clock_row(c.c_str()), run_store_tile(args));
     else if (c == "strided_copy")
       rc = (clock_row(c.c_str()), run_strided_copy(args));
     else if (c == "pointer_chase")
