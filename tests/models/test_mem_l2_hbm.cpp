@@ -128,8 +128,9 @@ TEST(Hbm, UnknownImplListsTheRegisteredOnes) {
   }
 }
 
-const char* kBanked = ", banked: {channels: 8, banks_per_channel: 16, row_bytes: 2048, interleave_bytes: 256, "
-                      "trcd_ns: 14, tcl_ns: 14, trp_ns: 14}";
+const char* kBanked =
+    ", banked: {channels: 8, banks_per_channel: 16, row_bytes: 2048, interleave_bytes: 256, "
+    "trcd_ns: 14, tcl_ns: 14, trp_ns: 14}";
 
 TEST(HbmBanked, SequentialStreamHitsOpenRowsRandomLinesDoNot) {
   auto yaml = testing::small_machine_yaml(kBanked);
@@ -152,7 +153,7 @@ TEST(HbmBanked, SequentialStreamHitsOpenRowsRandomLinesDoNot) {
   };
   EXPECT_GT(hits(seq), 0.8);
   EXPECT_LT(hits(rnd), 0.2);
-  EXPECT_GT(rnd.sim.now() * 1.0 / (32768.0 * 128) , seq.sim.now() * 1.0 / double(4 << 20));  // random is slower per byte
+  EXPECT_GT(rnd.sim.now() * 1.0 / (32768.0 * 128), seq.sim.now() * 1.0 / double(4 << 20));  // random is slower per byte
 }
 
 // The small machine with extra l2 keys (appended inside its l2 map).
@@ -188,8 +189,8 @@ TEST(L2Slice, OneSectorRequestsAreBoundByTheSliceRequestRate) {
   const uint64_t n = 16384;
   double limited = l2_store_ns(with_l2("requests_per_cycle_per_slice: 1"), false, n) /
                    l2_store_ns(with_l2("requests_per_cycle_per_slice: 1"), true, n);
-  double unlimited = l2_store_ns(testing::small_machine_yaml(), false, n) /
-                     l2_store_ns(testing::small_machine_yaml(), true, n);
+  double unlimited =
+      l2_store_ns(testing::small_machine_yaml(), false, n) / l2_store_ns(testing::small_machine_yaml(), true, n);
   EXPECT_NEAR(limited, 2.0, 0.3);
   EXPECT_GT(unlimited, 3.2);
 }
@@ -231,7 +232,8 @@ TEST(MemorySystem, SameInputsGiveIdenticalResults) {
     MemFixture f(testing::small_machine_yaml(), 4);
     f.mem->begin_kernel(16 * 1024);
     for (uint64_t i = 0; i < 2000; ++i)
-      f.mem->issue(uint32_t(i % 4), warp_access(i % 3 ? OpClass::kLdGlobal : OpClass::kStGlobal, (i * 7919) % 100000 * 64, 68, 4),
+      f.mem->issue(uint32_t(i % 4),
+                   warp_access(i % 3 ? OpClass::kLdGlobal : OpClass::kStGlobal, (i * 7919) % 100000 * 64, 68, 4),
                    f.sim.now(), &f.rec, i);
     f.sim.run();
     return std::make_pair(f.rec.done, f.sim.stats().to_json().dump());
