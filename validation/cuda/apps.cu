@@ -127,6 +127,8 @@ int run_apps(const std::vector<std::string>& args) {
     gemm_point(1793, 1793, 1793, "ncu");
     gemm_point(1030, 1030, 1030, "ncu");
     gemm_point(2304, 1152, 4096, "ncu");
+    gemm_point(1028, 1028, 1028, "ncu");  // square_align: VEC 4 (8-byte cp.async.ca), 25% over its VEC 8 neighbours
+    gemm_point(1032, 1032, 1032, "ncu");
     gemm_fp32_point(2048, 2048, 2048, "ncu");
     gemm_persistent_point(4096, 4096, 4096, "ncu");
     gemm_persistent_point(2304, 1920, 4096, "ncu");

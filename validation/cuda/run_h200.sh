@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -33,19 +33,22 @@ if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=naive_parts; pack
 fi
+SECT="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats"
+PM=$M,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,lts__t_sectors_op_write.sum
+prof_sections() {  # $1 = csv name, $2 = kernel-name regex, $3 = launches, rest = runner command
+  local f=$1 k=$2 n=$3; shift 3
+  run timeout 150 ncu --clock-control none --kernel-name "$k" --launch-count "$n" $SECT --metrics $PM --csv \
+    --page details --log-file "$D/$f" $T --out=/tmp --batch=ncu --ncu=1 "$@" > "$D/$f.err" 2>&1
+  tail -c 300 "$D/$f.err"; wc -l "$D/$f"; pack
+}
 if has store; then
   run timeout 200 $T --out="$D" --batch="$BATCH" store_tile stream_rw; pack
-  SECT="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats"
-  PM=$M,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,lts__t_sectors_op_write.sum
-  prof_store() {  # $1 = csv name, $2 = kernel-name regex, $3 = launches, rest = runner command
-    local f=$1 k=$2 n=$3; shift 3
-    run timeout 150 ncu --clock-control none --kernel-name "$k" --launch-count "$n" $SECT --metrics $PM --csv \
-      --page details --log-file "$D/$f" $T --out=/tmp --batch=ncu --ncu=1 "$@" > "$D/$f.err" 2>&1
-    tail -c 300 "$D/$f.err"; wc -l "$D/$f"; pack
-  }
-  prof_store ncu_store_tile.csv 'regex:store_tile' 10 store_tile
-  prof_store ncu_qk.csv 'regex:attn_qk_gemm' 1 apps
+  prof_sections ncu_store_tile.csv 'regex:store_tile' 10 store_tile
+  prof_sections ncu_qk.csv 'regex:attn_qk_gemm' 1 apps
 fi
+# `gemm`: the same sections of gemm_tiled's representatives, with the square_align neighbours 1028
+# (VEC 4: 8-byte cp.async.ca) and 1032 (VEC 8) after them
+if has gemm; then prof_sections ncu_gemm_align.csv 'regex:gemm_tiled' 6 apps; fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
