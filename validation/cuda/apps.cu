@@ -121,6 +121,12 @@ int run_apps(const std::vector<std::string>& args) {
     attention_points(2, 1024);
     return 0;
   }
+  if (arg_i(args, "ncu", 0) == 2) {  // square_align neighbours, one launch each: n % 16 == 0, 8 and VEC 4
+    g.ncu = true;
+    for (int n : {1024, 1028, 1032, 1040, 1064, 1100}) gemm_point(n, n, n, "ncu");
+    g.ncu = false;
+    return 0;
+  }
   if (ncu) {  // one launch of each representative, for Nsight Compute
     g.ncu = true;
     gemm_point(4096, 4096, 4096, "ncu");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -49,6 +49,13 @@ fi
 # `gemm`: the same sections of gemm_tiled's representatives, with the square_align neighbours 1028
 # (VEC 4: 8-byte cp.async.ca) and 1032 (VEC 8) after them
 if has gemm; then prof_sections ncu_gemm_align.csv 'regex:gemm_tiled' 6 apps; fi
+# `align`: the square_align neighbours 1024, 1028, 1032, 1040, 1064, 1100 with every metric the
+# sections collect (--page raw: the issue-stall reasons among them)
+if has align; then
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 6 $SECT --metrics $PM \
+    --csv --page raw --log-file "$D/ncu_gemm_stalls.csv" $T --out=/tmp --batch=ncu --ncu=2 apps > "$D/ncu_gemm_stalls.csv.err" 2>&1
+  tail -c 300 "$D/ncu_gemm_stalls.csv.err"; wc -l "$D/ncu_gemm_stalls.csv"; pack
+fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
 cuobjdump --dump-sass $T | gzip > "$D/sass.txt.gz"
