@@ -80,6 +80,22 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
   uint64_t busy = std::max<uint32_t>(info.requests, 1);
   l1_free_ = c + busy;
   *ctr_[kL1PipeBusy] += busy;
+  if (in.op == ir::OpClass::kCpAsync && in.cache_global) {
+    // A cp.async.ca passes its data through the L1's data pipe, which shared memory shares: read
+    // from the L1 line (one wavefront per 128 bytes of sectors), then written to shared memory (the
+    // shared store's wavefronts under the bank rules). A cp.async.cg bypasses L1: the fill path
+    // writes it. Evidence, validation/data/h200/b7/ncu_gemm_align.csv: gemm_tiled at 1028^3 (8-byte
+    // .ca copies) passes 254 more data-pipe wavefronts per tile fill of 64 copies (4 per copy, 0.7
+    // of them bank conflicts) than its ldmatrix; at 1032^3 (16-byte .cg) 51 per fill of 32 copies.
+    SharedCost wr = ir::shared_cost(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes, in.addr2);
+    const uint64_t reads = (info.sectors + 3) / 4;
+    const uint64_t wf = reads + wr.wavefronts;
+    const uint64_t start = std::max(c, shared_free_);
+    shared_free_ = start + wf;
+    *ctr_[kSharedWavefronts] += wf;
+    *ctr_[kSharedIdealWavefronts] += reads + wr.ideal;
+    *ctr_[kSharedPipeBusy] += wf;
+  }
   ++*ctr_[kGlobalInsts];
   *ctr_[kGlobalRequests] += info.requests;
   *ctr_[kGlobalSectors] += info.sectors;

@@ -94,7 +94,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
 
   const MemSpecs& specs() const { return specs_; }
-  uint32_t slice_of(uint64_t line) const;                // address hash (XOR fold)
+  uint32_t slice_of(uint64_t line) const;                // address hash (multiplicative)
   uint64_t slice_cost_bytes(const MemRequest& q) const;  // what a request costs a slice, in bytes of its rate
   uint64_t l1_sets() const { return ports_.empty() ? 0 : ports_[0].l1.sets(); }
   const L2Slice& slice(uint32_t i) const { return slices_[i]; }

@@ -79,6 +79,24 @@ TEST(L2Cache, HashSpreadsAPowerOfTwoStrideOverSlices) {
   }
 }
 
+// The row segments of a padded matrix (64 bytes of each row at a 2064-byte pitch, gemm_tiled's A
+// tile at 1032^3) must spread over the slices too: the XOR-fold at shifts 7, 14, 21, 28 sent them to
+// 30 of 80.
+TEST(L2Cache, HashSpreadsTheRowsOfAPaddedPitchOverSlices) {
+  MemFixture f;  // 16 slices
+  auto* impl = dynamic_cast<MemorySystemImpl*>(f.mem.get());
+  ASSERT_NE(impl, nullptr);
+  for (uint64_t pitch : {2064u, 2080u, 4112u, 8208u}) {
+    std::vector<int> load(16, 0);
+    std::set<uint64_t> lines;
+    for (uint64_t r = 0; r < 1024; ++r)
+      for (uint64_t b = 0; b < 64; b += 32) lines.insert(((1ull << 30) + r * pitch + b) / 128);
+    for (uint64_t l : lines) ++load[impl->slice_of(l)];
+    double even = double(lines.size()) / 16;
+    EXPECT_LE(*std::max_element(load.begin(), load.end()), 1.5 * even) << "pitch " << pitch << " bytes";
+  }
+}
+
 TEST(Hbm, LongStreamSustainsTheConfiguredBandwidthWithinOnePercent) {
   MemFixture f(testing::small_machine_yaml(), 16);  // 16 SM ports x 64 B/cycle > 400 GB/s
   f.mem->begin_kernel(0);
