@@ -10,6 +10,7 @@
 
 #include "sim/config.hpp"
 #include "sim/error.hpp"
+#include "validation/calibrate_ctx.hpp"
 #include "validation/fitmath.hpp"
 
 namespace gtsim::validation {
@@ -118,67 +119,7 @@ std::string CalibrationResult::table() const {
   return o.str();
 }
 
-namespace {
-
-struct Ctx {
-  const Dataset& data;
-  const Dataset& all;  // every batch (later batches: repeats used only as leave-out checks, never fitted)
-  SimRunner& sim;
-  const ConfigNode& root;
-  const CalibrationOptions& opt;
-  CalibrationResult& res;
-  std::vector<std::string> fixed;  // overrides of the parameters fitted so far
-
-  std::vector<std::string> with(const std::string& key, const std::string& value) const {
-    auto s = fixed;
-    s.push_back(key + "=" + value);
-    return s;
-  }
-  double previous(const std::string& key) const {
-    const ConfigNode* n = &root;
-    std::stringstream ks(key);
-    std::string part;
-    while (std::getline(ks, part, '.')) {
-      if (!n->is_map() || !n->has(part)) return std::nan("");
-      n = &n->at(part);
-    }
-    auto v = n->is_scalar() ? parse_number(n->scalar()) : std::nullopt;
-    return v ? *v : std::nan("");
-  }
-  // The override that shrinks the L2 by `k` (rounded to whole sets of every slice): model runs at
-  // 1/k of the measured size keep the measured footprint-to-L2 ratio (a similarity scaling that
-  // keeps calibration fast; the HBM, latencies and per-slice rates are unchanged).
-  std::string l2_scaled(int k) const {
-    auto num = [&](const char* key, double d) {
-      double v = previous(key);
-      return std::isfinite(v) ? v : d;
-    };
-    double size = num("l2.size_bytes", 50331648);
-    for (const auto& f : fixed)
-      if (f.rfind("l2.size_bytes=", 0) == 0) size = std::stod(f.substr(14));
-    double unit = num("l2.slices", 1) * num("l2.assoc", 16) * num("l2.line_bytes", 128);
-    double v = std::max(unit, std::round(size / k / unit) * unit);
-    return "l2.size_bytes=" + std::to_string(int64_t(v));
-  }
-  std::vector<double> times_us(const std::vector<SimJob>& jobs) {
-    auto outs = sim.run_all(jobs);
-    std::vector<double> t;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (!outs[i].ok) throw SimulationError("calibration run of " + jobs[i].kernel + " failed: " + outs[i].error);
-      t.push_back(outs[i].result.time_us);
-    }
-    return t;
-  }
-  void add(CalibratedParam p, const std::vector<FitResidual>& resid) {
-    p.previous = previous(p.key);
-    if (!p.written.empty()) fixed.push_back(p.key + "=" + p.written);
-    for (auto r : resid) {
-      r.param = p.key;
-      res.residuals.push_back(r);
-    }
-    res.params.push_back(std::move(p));
-  }
-};
+namespace detail {
 
 std::string as_int(double v) { return std::to_string(int64_t(std::llround(v))); }
 std::string as_dec(double v, int decimals) {
@@ -193,99 +134,6 @@ double rms(const std::vector<double>& v) {
   for (double x : v)
     if (std::isfinite(x)) s += x * x, ++n;
   return n ? std::sqrt(s / double(n)) : std::nan("");
-}
-
-// ---- clocks.sm_mhz: the SM clock read under load (clock64 against %globaltimer, and NVML) ----
-void fit_clock(Ctx& c) {
-  std::vector<double> v = c.data.clock_probe_mhz;
-  std::string what = "clock64 / %globaltimer probe between loaded points";
-  if (v.empty()) {
-    for (const auto& p : c.data.points)
-      if (p.sm_mhz > 0) v.push_back(p.sm_mhz);
-    what = "NVML SM clock read around every point";
-  }
-  if (v.empty()) {
-    c.res.notes.push_back("clocks.sm_mhz: no clock records; not calibrated");
-    return;
-  }
-  CalibratedParam p;
-  p.key = "clocks.sm_mhz";
-  p.unit = "MHz";
-  p.value = median(v);
-  p.se = std::max(stddev(v) / std::sqrt(double(v.size())), 0.0);
-  p.quantum = 1;
-  p.written = as_int(p.value);
-  p.source = c.data.cite(c.data.batches.front(), "clocks.csv");
-  p.kind = "measured under load";
-  p.method = "median of " + std::to_string(v.size()) + " readings (" + what + ").";
-  std::vector<double> loo;
-  for (size_t i = 0; i < v.size(); ++i) {
-    std::vector<double> rest;
-    for (size_t j = 0; j < v.size(); ++j)
-      if (j != i) rest.push_back(v[j]);
-    loo.push_back(median(rest) / v[i] - 1);
-  }
-  p.loo_err = rms(loo);
-  std::vector<double> nvml = c.data.clock_nvml_mhz, implied;
-  for (const auto& q : c.data.points)
-    if (q.kernel == "pointer_chase" && q.variant == "clock64" && std::isfinite(q.num("implied_sm_mhz")) &&
-        q.num("footprint_bytes") >= 16384 && q.num("footprint_bytes") <= 65536)
-      implied.push_back(q.num("implied_sm_mhz"));
-  p.loo_note = "each reading predicted from the others; cross-checks: NVML median " + fmt(median(nvml), 5) +
-               " MHz, chase clock64/time (L1 plateau) " + fmt(median(implied), 5) + " MHz.";
-  c.add(p, {});
-}
-
-// ---- clocks.sm_mhz_tensor: the SM clock while tensor cores work ----
-// Nsight Compute's sm__cycles_elapsed.max over gpu__time_duration.sum of the mma_throughput launches
-// (ncu.csv, run with unmodified clocks): Hopper holds a lower SM clock under tensor-core load than
-// the NVML reading taken around it.
-std::vector<double> mma_clocks_mhz(const Dataset& d, const std::string& batch) {
-  std::vector<double> out;
-  for (const auto& t : d.ncu) {
-    if (!batch.empty() && fs::path(t.path).parent_path().filename().string() != batch) continue;
-    std::map<std::string, std::map<std::string, double>> launch;  // ID -> metric -> value
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      if (t.get(r, "Kernel Name").find("mma_throughput") == std::string::npos) continue;
-      std::string v = t.get(r, "Metric Value");
-      v.erase(std::remove(v.begin(), v.end(), ','), v.end());
-      if (auto x = parse_number(v)) launch[t.get(r, "ID")][t.get(r, "Metric Name")] = *x;
-    }
-    for (auto& [id, m] : launch)
-      if (m.count("sm__cycles_elapsed.max") && m["gpu__time_duration.sum"] > 0)
-        out.push_back(m["sm__cycles_elapsed.max"] / m["gpu__time_duration.sum"] * 1000.0);
-  }
-  return out;
-}
-
-void fit_tensor_clock(Ctx& c) {
-  const std::string& batch = c.data.batches.front();
-  std::vector<double> v = mma_clocks_mhz(c.all, batch);
-  if (v.empty()) {
-    c.res.notes.push_back("clocks.sm_mhz_tensor: no Nsight Compute record of mma_throughput; not calibrated");
-    return;
-  }
-  CalibratedParam p;
-  p.key = "clocks.sm_mhz_tensor";
-  p.unit = "MHz";
-  p.value = median(v);
-  p.se = std::max(stddev(v) / std::sqrt(double(v.size())), 0.0);
-  p.quantum = 1;
-  p.written = as_int(p.value);
-  p.source = c.data.cite(batch, "ncu.csv");
-  p.kind = "measured under tensor-core load";
-  p.method = "median of " + std::to_string(v.size()) +
-             " mma_throughput launches: Nsight Compute sm__cycles_elapsed.max / gpu__time_duration.sum.";
-  std::vector<double> later;
-  for (const auto& b : c.all.batches)
-    if (b != batch)
-      for (double x : mma_clocks_mhz(c.all, b)) later.push_back(x);
-  if (!later.empty()) {
-    p.loo_err = std::fabs(p.value / median(later) - 1);
-    p.loo_note = "the same launches profiled in later batches: median " + fmt(median(later), 5) + " MHz (" +
-                 std::to_string(later.size()) + " launches, never fitted).";
-  }
-  c.add(p, {});
 }
 
 // ---- l2.size_bytes: read off the device record ----
@@ -502,9 +350,17 @@ void fit_mma(Ctx& c) {
                             {"mma_throughput", {{"dtype", dtype}, {"iters", i2}}, s}});
       return std::vector<double>{tt[0] + double(iters - i1) * (tt[1] - tt[0]) / double(i2 - i1)};
     };
-    double prev = c.previous(key);
+    // The secant search starts from the measured rate at the tensor clock (flops / time / SMs / clock),
+    // not from the committed value, so that a re-fit lands where the committed fit did (the model's
+    // whole-cycle tensor pipe makes its time a step function of the rate: starts a few flop/cycle
+    // apart end a few flop/cycle apart).
+    const CalibratedParam* tclk = c.res.find("clocks.sm_mhz_tensor");
+    double mhz = tclk ? tclk->value : c.previous("clocks.sm_mhz_tensor");
+    if (!std::isfinite(mhz)) mhz = c.previous("clocks.sm_mhz");
+    double start = std::round(q->num("flops") / (q->time_us * 1e-6) / c.previous("sm.count") / (mhz * 1e6));
+    if (!std::isfinite(start) || start <= 0) start = c.previous(key);
     ResponseFit f =
-        fit_through_model(simulate, {q->time_us}, {q->spread()}, prev, prev * 0.6, Response::kInverse, 16, 65536);
+        fit_through_model(simulate, {q->time_us}, {q->spread()}, start, start * 0.6, Response::kInverse, 16, 65536);
     CalibratedParam p;
     p.key = key;
     p.unit = "flop/cycle/SM";
@@ -688,7 +544,7 @@ void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
   c.add(p, r);
 }
 
-}  // namespace
+}  // namespace detail
 
 // The strides of strided_copy used to choose hbm.burst_bytes; the others are held out.
 const std::vector<int64_t>& burst_fit_strides() {
@@ -710,21 +566,22 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
   auto root = ConfigNode::load_file(hw_path);
   SimRunner sim(hw_path, kernels_dir);
   if (opt.threads) sim.set_threads(opt.threads);
-  Ctx c{first, data, sim, *root, opt, res, {}};
-  fit_clock(c);
-  fit_tensor_clock(c);
-  read_l2_size(c);
-  fit_launch(c);
-  fit_latency(c, "l1.latency_cycles", "cycles", chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);
-  fit_latency(c, "l2.hit_latency_cycles", "cycles", chase_points(first, 2 << 20, 8 << 20, 3), 200, 300, "L2", 0);
+  detail::Ctx c{first, data, sim, *root, opt, res, {}};
+  detail::fit_clock(c);
+  detail::fit_tensor_clock(c);
+  detail::read_l2_size(c);
+  detail::fit_launch(c);
+  detail::fit_latency(c, "l1.latency_cycles", "cycles", detail::chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);
+  detail::fit_latency(c, "l2.hit_latency_cycles", "cycles", detail::chase_points(first, 2 << 20, 8 << 20, 3), 200, 300,
+                      "L2", 0);
   // the 128 MiB chase (1M hops) runs at 1/8 the footprint with the L2 shrunk 8x (same ratio)
   int64_t hbm_fp = 128ll << 20;
-  fit_latency(c, "hbm.latency_ns", "ns", chase_points(first, hbm_fp, hbm_fp, 1), 250, 400, "HBM (far beyond L2)", 1,
-              opt.quick ? 16 : 8);
-  fit_bandwidth(c);
-  fit_mma(c);
-  fit_ldmatrix(c);
-  fit_burst(c, burst_fit_strides());
+  detail::fit_latency(c, "hbm.latency_ns", "ns", detail::chase_points(first, hbm_fp, hbm_fp, 1), 250, 400,
+                      "HBM (far beyond L2)", 1, opt.quick ? 16 : 8);
+  detail::fit_bandwidth(c);
+  detail::fit_mma(c);
+  detail::fit_ldmatrix(c);
+  detail::fit_burst(c, burst_fit_strides());
   res.model_runs = sim.runs();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
