@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels_ir/exec/program.hpp"
+#include "kernels_ir/exec/shared_banks.hpp"
 #include "models/gpu/specs.hpp"
 #include "models/gpu/warp_scheduler.hpp"
 #include "models/mem/memory_system.hpp"
@@ -163,6 +164,7 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_tensor(Warp& w, uint64_t c);
   void exec_global(uint16_t wi, uint64_t c);
   void exec_shared(Warp& w, uint64_t c);
+  uint64_t reserve_shared_pipe(uint64_t c, const ir::SharedCost& cost);
   void apply_mem_done(uint64_t token, Tick when);
   // Synchronization (sm_sync.cpp)
   void exec_sync(uint16_t wi, uint64_t c);

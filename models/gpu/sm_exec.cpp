@@ -88,17 +88,25 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
     // .ca copies) passes 254 more data-pipe wavefronts per tile fill of 64 copies (4 per copy, 0.7
     // of them bank conflicts) than its ldmatrix; at 1032^3 (16-byte .cg) 51 per fill of 32 copies.
     SharedCost wr = ir::shared_cost(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes, in.addr2);
-    const uint64_t reads = (info.sectors + 3) / 4;
-    const uint64_t wf = reads + wr.wavefronts;
-    const uint64_t start = std::max(c, shared_free_);
-    shared_free_ = start + wf;
-    *ctr_[kSharedWavefronts] += wf;
-    *ctr_[kSharedIdealWavefronts] += reads + wr.ideal;
-    *ctr_[kSharedPipeBusy] += wf;
+    const uint32_t wavefront_bytes = specs_.sm.shared.banks * specs_.sm.shared.bank_bytes;
+    const uint32_t bytes = info.sectors * 32;  // IssueInfo::sectors are 32-byte sectors
+    const uint32_t reads = (bytes + wavefront_bytes - 1) / wavefront_bytes;
+    reserve_shared_pipe(c, SharedCost{reads + wr.wavefronts, reads + wr.ideal});
   }
   ++*ctr_[kGlobalInsts];
   *ctr_[kGlobalRequests] += info.requests;
   *ctr_[kGlobalSectors] += info.sectors;
+}
+
+// The SM's shared pipe (the L1 data pipe) serves `cost.wavefronts` from the first free cycle at or
+// after c; returns that cycle.
+uint64_t Sm::reserve_shared_pipe(uint64_t c, const SharedCost& cost) {
+  const uint64_t start = std::max(c, shared_free_);
+  shared_free_ = start + cost.wavefronts;
+  *ctr_[kSharedWavefronts] += cost.wavefronts;
+  *ctr_[kSharedIdealWavefronts] += cost.ideal;
+  *ctr_[kSharedPipeBusy] += cost.wavefronts;
+  return start;
 }
 
 // Shared memory: one wavefront per cycle through the SM's shared pipe, requests in issue order
@@ -108,17 +116,13 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
 void Sm::exec_shared(Warp& w, uint64_t c) {
   const ir::DynInst& in = w.inst;
   SharedCost cost = shared_wavefronts(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes);
-  const uint64_t start = std::max(c, shared_free_);
-  shared_free_ = start + cost.wavefronts;
+  const uint64_t start = reserve_shared_pipe(c, cost);
   if (specs_.sm.shared.mio_queue_depth > 0) {
     std::deque<uint64_t>& q = sps_[w.sp].mio_starts;
     while (!q.empty() && q.front() <= c) q.pop_front();
     q.push_back(start);
   }
   ++*ctr_[kSharedRequests];
-  *ctr_[kSharedWavefronts] += cost.wavefronts;
-  *ctr_[kSharedIdealWavefronts] += cost.ideal;
-  *ctr_[kSharedPipeBusy] += cost.wavefronts;
   bool store = in.op == ir::OpClass::kStShared || in.op == ir::OpClass::kStMatrix;
   ++*ctr_[store ? kSharedStores : kSharedLoads];
   uint64_t ready = start + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;

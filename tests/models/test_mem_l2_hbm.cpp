@@ -66,13 +66,21 @@ TEST(L2Cache, ContentsCarryOverToTheNextKernel) {
   EXPECT_EQ(m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"].get<uint64_t>(), 256u * 1024 / 32);
 }
 
+// Lines per slice of the 16-slice fixture for `lines`.
+std::vector<int> slice_load(const MemorySystemImpl& impl, const std::vector<uint64_t>& lines) {
+  std::vector<int> load(16, 0);
+  for (uint64_t l : lines) ++load[impl.slice_of(l)];
+  return load;
+}
+
 TEST(L2Cache, HashSpreadsAPowerOfTwoStrideOverSlices) {
   MemFixture f;  // 16 slices
   auto* impl = dynamic_cast<MemorySystemImpl*>(f.mem.get());
   ASSERT_NE(impl, nullptr);
   for (uint64_t stride_lines : {16u, 32u, 64u, 1024u}) {
-    std::vector<int> load(16, 0);
-    for (uint64_t i = 0; i < 256; ++i) ++load[impl->slice_of(i * stride_lines)];
+    std::vector<uint64_t> lines;
+    for (uint64_t i = 0; i < 256; ++i) lines.push_back(i * stride_lines);
+    std::vector<int> load = slice_load(*impl, lines);
     int used = int(std::count_if(load.begin(), load.end(), [](int n) { return n > 0; }));
     EXPECT_EQ(used, 16) << "stride " << stride_lines << " lines";
     EXPECT_LE(*std::max_element(load.begin(), load.end()), 32) << "stride " << stride_lines;  // <= 2x even
@@ -87,12 +95,11 @@ TEST(L2Cache, HashSpreadsTheRowsOfAPaddedPitchOverSlices) {
   auto* impl = dynamic_cast<MemorySystemImpl*>(f.mem.get());
   ASSERT_NE(impl, nullptr);
   for (uint64_t pitch : {2064u, 2080u, 4112u, 8208u}) {
-    std::vector<int> load(16, 0);
-    std::set<uint64_t> lines;
+    std::set<uint64_t> rows;
     for (uint64_t r = 0; r < 1024; ++r)
-      for (uint64_t b = 0; b < 64; b += 32) lines.insert(((1ull << 30) + r * pitch + b) / 128);
-    for (uint64_t l : lines) ++load[impl->slice_of(l)];
-    double even = double(lines.size()) / 16;
+      for (uint64_t b = 0; b < 64; b += 32) rows.insert(((1ull << 30) + r * pitch + b) / 128);
+    std::vector<int> load = slice_load(*impl, std::vector<uint64_t>(rows.begin(), rows.end()));
+    double even = double(rows.size()) / 16;
     EXPECT_LE(*std::max_element(load.begin(), load.end()), 1.5 * even) << "pitch " << pitch << " bytes";
   }
 }
