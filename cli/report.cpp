@@ -47,6 +47,12 @@ std::string format_run_report(const nlohmann::json& j) {
   std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles at %.0f MHz + launch %.2f us)\n",
                 num(j, "time_us"), num(j, "cycles"), num(j, "sm_mhz"), num(j, "launch_overhead_us"));
   os << buf;
+  if (num(j, "launch_stream_gap_us") > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "                %.3f us per launch back to back in a stream (+ %.2f us stream gap)\n",
+                  num(j, "time_us") + num(j, "launch_stream_gap_us"), num(j, "launch_stream_gap_us"));
+    os << buf;
+  }
   std::snprintf(buf, sizeof buf, "  launch        %.0f CTAs, %.0f per SM (limited by %s), %.2f waves\n", num(j, "ctas"),
                 num(j, "ctas_per_sm"), j.value("occupancy_limiter", std::string("?")).c_str(), num(j, "waves"));
   os << buf;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "sim/config.hpp"
@@ -178,15 +179,49 @@ void fit_launch(Ctx& c) {
   p.kind = "fit through the model";
   p.method = "the empty kernel's per-launch time in a CUDA-graph replay of back-to-back launches (" + fmt(m, 4) +
              " us) minus the model's execution of it; back-to-back stream launches (" +
-             fmt(median([&] {
-                   std::vector<double> v;
-                   for (auto* q : c.data.select("empty", "back_to_back")) v.push_back(q->time_us);
-                   return v;
-                 }()),
-                 3) +
+             fmt(c.data.host_launch_floor_us(), 3) +
              " us) are bound by the host's launch call and are not a GPU figure.";
   p.model_runs = f.model_runs;
   c.add(p, {{"", "empty graph_replay", "us", m, f.sim_at_p.empty() ? std::nan("") : f.sim_at_p[0]}});
+}
+
+// ---- launch.stream_gap_us: back-to-back stream launches against a CUDA-graph replay ----
+// Batches from b2 on time each point both ways (median_us: back to back into a stream;
+// graph_median_us: the same launches replayed from a CUDA graph). The difference is per launch and
+// the same for every kernel whose time is GPU-bound. Only the microbenchmarks that no held-out family
+// uses are read (stream_copy, store_tile); launches within 20% of the host's own launch call are
+// host-bound (their stream time is the host's, not the GPU's) and are left out.
+void fit_stream_gap(Ctx& c) {
+  double floor = c.all.host_launch_floor_us();
+  std::vector<double> gaps;
+  std::set<std::string> files;
+  for (const char* k : {"stream_copy", "store_tile"})
+    for (auto* q : c.all.select(k)) {
+      double stream = q->num("median_us");
+      if (!q->graph_timed || !std::isfinite(stream) || stream < 1.2 * floor) continue;
+      gaps.push_back(stream - q->time_us);
+      files.insert(q->file);
+    }
+  if (gaps.size() < 3) {
+    c.res.notes.push_back(
+        "launch.stream_gap_us: fewer than 3 points timed both in a stream and in a graph; not calibrated");
+    return;
+  }
+  CalibratedParam p = median_reading("launch.stream_gap_us", "us", gaps);
+  p.quantum = 0.01;
+  p.written = as_dec(p.value, 2);
+  p.source = *files.begin();
+  p.kind = "measured directly";
+  std::string list;
+  for (const auto& f : files) list += (list.empty() ? "" : ", ") + f;
+  p.method = "median over " + std::to_string(gaps.size()) +
+             " points of a stream's back-to-back launch time minus the same launches replayed from a CUDA graph "
+             "(stream_copy and store_tile, the microbenchmarks no held-out family uses; points within 20% of the host "
+             "launch call, " +
+             fmt(floor, 3) + " us, left out as host-bound), from " + list +
+             ". The only fit that reads batches after the first: b1 timed in a stream only.";
+  p.loo_note = "the spread of the per-point gaps is the uncertainty";
+  c.add(p, {});
 }
 
 // ---- pointer chase: ns per hop of the IR kernel, as the twin measures it ----
@@ -327,9 +362,11 @@ void fit_bandwidth(Ctx& c) {
     s.push_back(l2set);
     auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
     double slope = (tt[1] - tt[0]) / double(8 * (n2 - n1));
-    double a_model = tt[0] - slope * double(8 * n1);
+    double gap = c.stream_gap(*pts.front());  // b1's copies are timed in a stream
+    double a_model = tt[0] - slope * double(8 * n1) + gap;
     lp->loo_note = "the stream_copy intercept (launch + ramp) measured " + fmt(mf.a, 3) + " ± " + fmt(mf.se_a, 2) +
-                   " us, the model with this value " + fmt(a_model, 3) + " us (its plateau line, L2 shrunk)";
+                   " us, the model with this value " + fmt(a_model, 3) + " us (its plateau line, L2 shrunk" +
+                   (gap > 0 ? ", + the stream gap " + fmt(gap, 3) + " us" : "") + ")";
     lp->loo_err = std::fabs(a_model - mf.a) / std::max(1e-9, mf.a);
   }
 }
@@ -344,11 +381,12 @@ void fit_mma(Ctx& c) {
     std::string key = std::string("sm.tensor.mma_sync_flops_per_cycle.") + names[dtype];
     if (c.res.find(key)) continue;
     int64_t iters = int64_t(q->num("iters"));
+    const double gap = c.stream_gap(*q);  // b1 timed back to back in a stream
     auto simulate = [&](double v) {
       auto s = c.with(key, as_int(v));
       auto tt = c.times_us({{"mma_throughput", {{"dtype", dtype}, {"iters", i1}}, s},
                             {"mma_throughput", {{"dtype", dtype}, {"iters", i2}}, s}});
-      return std::vector<double>{tt[0] + double(iters - i1) * (tt[1] - tt[0]) / double(i2 - i1)};
+      return std::vector<double>{tt[0] + double(iters - i1) * (tt[1] - tt[0]) / double(i2 - i1) + gap};
     };
     // The secant search starts from the measured rate at the tensor clock (flops / time / SMs / clock),
     // not from the committed value, so that a re-fit lands where the committed fit did (the model's
@@ -357,7 +395,7 @@ void fit_mma(Ctx& c) {
     const CalibratedParam* tclk = c.res.find("clocks.sm_mhz_tensor");
     double mhz = tclk ? tclk->value : c.previous("clocks.sm_mhz_tensor");
     if (!std::isfinite(mhz)) mhz = c.previous("clocks.sm_mhz");
-    double start = std::round(q->num("flops") / (q->time_us * 1e-6) / c.previous("sm.count") / (mhz * 1e6));
+    double start = std::round(q->num("flops") / ((q->time_us - gap) * 1e-6) / c.previous("sm.count") / (mhz * 1e6));
     if (!std::isfinite(start) || start <= 0) start = c.previous(key);
     ResponseFit f =
         fit_through_model(simulate, {q->time_us}, {q->spread()}, start, start * 0.6, Response::kInverse, 16, 65536);
@@ -378,7 +416,8 @@ void fit_mma(Ctx& c) {
     p.kind = "fit through the model";
     p.method = std::string("mma_throughput ") + names[dtype] + " at iters = " + std::to_string(iters) + " (" +
                fmt(q->time_us, 5) + " us); the model run at iters " + std::to_string(i1) + " and " +
-               std::to_string(i2) + " and extrapolated linearly in iters." +
+               std::to_string(i2) + " and extrapolated linearly in iters" +
+               (gap > 0 ? ", plus the stream launch gap (" + fmt(gap, 3) + " us; the point is stream-timed)." : ".") +
                (flat ? " The model's time does not respond to the rate here (whole cycles per mma in its tensor pipe; "
                        "the fit-through-the-model value " +
                            fmt(f.p, 5) + " leaves the same " + fmt(f.verify_err * 100, 2) +
@@ -571,6 +610,7 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
   detail::fit_tensor_clock(c);
   detail::read_l2_size(c);
   detail::fit_launch(c);
+  detail::fit_stream_gap(c);
   detail::fit_latency(c, "l1.latency_cycles", "cycles", detail::chase_points(first, 16384, 65536, 3), 30, 50, "L1", 0);
   detail::fit_latency(c, "l2.hit_latency_cycles", "cycles", detail::chase_points(first, 2 << 20, 8 << 20, 3), 200, 300,
                       "L2", 0);

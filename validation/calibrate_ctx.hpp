@@ -65,6 +65,15 @@ struct Ctx {
     }
     return t;
   }
+  // What a point timed back to back in a stream adds per launch to the model's time (which is a
+  // CUDA-graph launch's): launch.stream_gap_us as fitted, else as committed; 0 for graph-timed points.
+  double stream_gap(const MeasuredPoint& q) const {
+    if (q.graph_timed) return 0;
+    for (const auto& p : res.params)
+      if (p.key == "launch.stream_gap_us") return p.value;
+    double v = previous("launch.stream_gap_us");
+    return std::isfinite(v) ? v : 0;
+  }
   void add(CalibratedParam p, const std::vector<FitResidual>& resid) {
     p.previous = previous(p.key);
     if (!p.written.empty()) fixed.push_back(p.key + "=" + p.written);

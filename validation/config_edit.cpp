@@ -32,9 +32,12 @@ size_t comment_start(const std::string& line) {
   bool sq = false, dq = false;
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
-    if (c == '\'' && !dq) sq = !sq;
-    else if (c == '"' && !sq) dq = !dq;
-    else if (c == '#' && !sq && !dq && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return i;
+    if (c == '\'' && !dq)
+      sq = !sq;
+    else if (c == '"' && !sq)
+      dq = !dq;
+    else if (c == '#' && !sq && !dq && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
+      return i;
   }
   return std::string::npos;
 }
@@ -45,6 +48,37 @@ size_t scalar_end(const std::string& line, size_t start) {
          line[i] != '#')
     ++i;
   return i;
+}
+
+// The comment of a line that several edits rewrite (a flow map's values). Comments that differ only
+// in their uncertainty ("calibrated: F (gtsim calibrate, ± 1.6 U)") become one that lists it per key
+// ("calibrated: F (gtsim calibrate, ± f16 1.6, bf16 5 U)"); others are joined by "; ", once each.
+std::string join_comments(const std::vector<std::pair<std::string, std::string>>& cs) {
+  const std::string pm = " ± ";
+  bool same = cs.size() > 1;
+  std::string head, unit, list;
+  for (const auto& [leaf, c] : cs) {
+    size_t at = c.find(pm);
+    size_t sp = at == std::string::npos ? at : c.find(' ', at + pm.size());
+    if (sp == std::string::npos) {
+      same = false;
+      break;
+    }
+    std::string h = c.substr(0, at), u = c.substr(sp);
+    if (!head.empty() && (h != head || u != unit)) {
+      same = false;
+      break;
+    }
+    head = h, unit = u;
+    list += (list.empty() ? "" : ", ") + leaf + " " + c.substr(at + pm.size(), sp - at - pm.size());
+  }
+  if (same) return head + pm + list + unit;
+  std::vector<std::string> seen;
+  std::string out;
+  for (const auto& lc : cs)
+    if (std::find(seen.begin(), seen.end(), lc.second) == seen.end())
+      seen.push_back(lc.second), out += (out.empty() ? "" : "; ") + lc.second;
+  return out;
 }
 }  // namespace
 
@@ -61,7 +95,7 @@ std::string edit_config_text(const std::string& path, const std::vector<ValueEdi
     std::string value;
   };
   std::map<int, std::vector<At>> per_line;
-  std::map<int, std::vector<std::string>> comments;
+  std::map<int, std::vector<std::pair<std::string, std::string>>> comments;  // line -> (leaf key, comment)
   std::string canon = std::filesystem::weakly_canonical(path).string();
   for (const auto& e : edits) {
     const ConfigNode* n = root.get();
@@ -77,8 +111,7 @@ std::string edit_config_text(const std::string& path, const std::vector<ValueEdi
     if (p.line <= 0 || std::filesystem::weakly_canonical(p.file, ec).string() != canon)
       throw InputError(p, e.key + ": the value is not written in " + path + " itself (inherited through base:?)");
     per_line[p.line].push_back({size_t(p.col - 1), e.value});
-    auto& cl = comments[p.line];
-    if (!e.comment.empty() && std::find(cl.begin(), cl.end(), e.comment) == cl.end()) cl.push_back(e.comment);
+    if (!e.comment.empty()) comments[p.line].push_back({e.key.substr(e.key.rfind('.') + 1), e.comment});
   }
   for (auto& [line_no, ats] : per_line) {
     std::string& line = lines.at(size_t(line_no - 1));
@@ -89,9 +122,9 @@ std::string edit_config_text(const std::string& path, const std::vector<ValueEdi
       size_t end = scalar_end(body, a.col);
       body = body.substr(0, a.col) + a.value + body.substr(end);
     }
-    std::string comment;
-    for (const auto& c : comments[line_no]) comment += (comment.empty() ? "" : "; ") + c;
-    if (comment.empty() && cstart != std::string::npos) comment = line.substr(cstart + 2 <= line.size() ? cstart + 2 : cstart + 1);
+    std::string comment = join_comments(comments[line_no]);
+    if (comment.empty() && cstart != std::string::npos)
+      comment = line.substr(cstart + 2 <= line.size() ? cstart + 2 : cstart + 1);
     // keep the comment column when the new value still fits before it
     size_t trimmed = body.find_last_not_of(" \t");
     std::string code = trimmed == std::string::npos ? "" : body.substr(0, trimmed + 1);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -129,6 +130,18 @@ void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
   if (fs::exists(bdir / "sass.txt.gz")) ds.sass_path[batch] = (bdir / "sass.txt.gz").string();
 }
 }  // namespace
+
+double Dataset::host_launch_floor_us() const {
+  std::vector<double> host;
+  for (auto* q : select("empty", "back_to_back")) {
+    double stream = q->num("median_us");
+    if (std::isfinite(stream) && stream > 0) host.push_back(stream);
+  }
+  if (host.empty()) return 0;
+  std::sort(host.begin(), host.end());
+  size_t n = host.size();
+  return n % 2 ? host[n / 2] : (host[n / 2 - 1] + host[n / 2]) / 2;
+}
 
 Dataset load_dataset(const std::string& dir) {
   Dataset ds;

@@ -5,10 +5,9 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/exec/program.hpp"
 #include "validation/csv.hpp"
@@ -16,35 +15,38 @@
 namespace gtsim::validation {
 
 struct MeasuredPoint {
-  std::string file;            // "validation/data/h200/b1/stream_copy.csv" (as cited in configs)
-  size_t row = 0;              // data row in that file (0-based)
+  std::string file;  // "validation/data/h200/b1/stream_copy.csv" (as cited in configs)
+  size_t row = 0;    // data row in that file (0-based)
   std::string batch, kernel, variant;
   std::map<std::string, std::string> cols;
-  double time_us = 0;          // per-kernel GPU time: graph_median_us when recorded, else median_us
+  double time_us = 0;  // per-kernel GPU time: graph_median_us when recorded, else median_us
   double min_us = 0, max_us = 0;
   int repeats = 0;
-  double sm_mhz = 0;           // mean NVML SM clock read before and after the point
+  double sm_mhz = 0;  // mean NVML SM clock read before and after the point
   bool graph_timed = false;
 
   double num(const std::string& col) const;  // NaN when absent or not a number
   // Relative spread of the repeats, (max - min) / median.
   double spread() const { return time_us > 0 ? (max_us - min_us) / time_us : 0; }
-  std::string label() const;   // "stream_copy/cold n=1048576"
+  std::string label() const;  // "stream_copy/cold n=1048576"
 };
 
 struct Dataset {
-  std::string dir;                       // as given (--data)
-  std::vector<std::string> batches;      // subfolder names, sorted
-  std::vector<MeasuredPoint> points;     // every kernel row of every batch
-  nlohmann::json device;                 // device.json of the first batch
-  std::vector<double> clock_probe_mhz;   // clocks.csv: clock64 vs globaltimer probe, under load
-  std::vector<double> clock_nvml_mhz;    // clocks.csv: NVML SM clock under load
-  std::vector<CsvTable> ncu;             // ncu.csv of every batch
+  std::string dir;                                // as given (--data)
+  std::vector<std::string> batches;               // subfolder names, sorted
+  std::vector<MeasuredPoint> points;              // every kernel row of every batch
+  nlohmann::json device;                          // device.json of the first batch
+  std::vector<double> clock_probe_mhz;            // clocks.csv: clock64 vs globaltimer probe, under load
+  std::vector<double> clock_nvml_mhz;             // clocks.csv: NVML SM clock under load
+  std::vector<CsvTable> ncu;                      // ncu.csv of every batch
   std::map<std::string, std::string> ptxas_text;  // batch -> ptxas.txt
   std::map<std::string, std::string> sass_path;   // batch -> sass.txt.gz
   std::vector<std::string> problems;              // files that could not be read (skipped, said in the report)
 
   std::vector<const MeasuredPoint*> select(const std::string& kernel, const std::string& variant = "") const;
+  // The host's launch floor: the median per-launch time of the empty kernel launched back to back
+  // into a stream (its stream time even where a graph replay was also recorded); 0 when not measured.
+  double host_launch_floor_us() const;
   // The file path as cited: "validation/data/h200/b1/NAME".
   std::string cite(const std::string& batch, const std::string& name) const;
 };

@@ -7,10 +7,9 @@
 #pragma once
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "validation/fidelity.hpp"
 #include "validation/measured.hpp"
@@ -23,10 +22,10 @@ struct PointResult {
   std::string family, role, reason, sweep;  // sweep: the group the Spearman and steps run over
   double x = 0;                             // the swept parameter's value
   std::string quantity = "time", unit = "us";
-  double meas = 0, sim = std::nan("");      // the compared quantity (time, or ns/hop for the chase)
-  double meas_spread = 0;                   // of the compared quantity, absolute
+  double meas = 0, sim = std::nan("");  // the compared quantity (time, or ns/hop for the chase)
+  double meas_spread = 0;               // of the compared quantity, absolute
   double meas_waves = std::nan(""), sim_waves = std::nan("");
-  std::string sim_note;                     // e.g. "extrapolated from work = 32, 64"
+  std::string sim_note;  // e.g. "extrapolated from work = 32, 64"
   nlohmann::json sim_counters = nlohmann::json::object();
   double err() const { return std::isfinite(sim) && meas > 0 ? meas / sim - 1 : std::nan(""); }  // on throughput
 };
@@ -50,13 +49,13 @@ struct ValidationOptions {
   bool quick = false;
   unsigned threads = 0;
   std::vector<std::string> calibration_overrides;  // none: the config as written is the calibrated one
-  bool blind = true;                                // also run the blind config (h200-blind.yaml)
-  std::string blind_hw;                             // default: h200-blind.yaml beside --hw
-  bool sparse_gemm = false;                         // fewer GEMM sweep points (the blind config's run)
+  bool blind = true;                               // also run the blind config (h200-blind.yaml)
+  std::string blind_hw;                            // default: h200-blind.yaml beside --hw
+  bool sparse_gemm = false;                        // fewer GEMM sweep points (the blind config's run)
 };
 
 struct ValidationReport {
-  std::string hw, data, heldout_kind;               // heldout_kind: "application kernels" or "unused microbenchmarks"
+  std::string hw, data, heldout_kind;  // heldout_kind: "application kernels" or "unused microbenchmarks"
   std::vector<PointResult> points;
   std::vector<FamilyStats> heldout_families, fitbench_families, calibration_families;
   double heldout_mape = std::nan(""), heldout_worst = std::nan(""), heldout_spearman = std::nan("");
@@ -66,6 +65,7 @@ struct ValidationReport {
   std::string blind_hw;
   std::vector<FamilyStats> blind_families;
   double blind_mape = std::nan(""), blind_worst = std::nan("");
+  double stream_gap_us = 0, host_floor_us = 0;  // launch.stream_gap_us of the config; the host's launch floor
   FidelityReport fidelity;
   std::vector<nlohmann::json> ncu_side_by_side;
   std::vector<std::string> notes;

@@ -48,14 +48,17 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   }
   for (const auto& n : r.notes) o << "> " << n << "\n>\n";
   o << "\n## Method\n\n"
-    << "- **Timing on the GPU.** Each point is the median over repeats of back-to-back launches (or CUDA-graph replay "
-       "where the runner recorded it), after warm-up; the per-launch time of a long kernel in a stream is its "
-       "execution "
-       "plus the GPU's launch gap, which is what the model's `time_us` (launch overhead + cycles / SM clock) stands "
-       "for. "
-       "Short kernels launched back-to-back are bounded by the host's launch call (the empty kernel: about 4.6 us), so "
-       "points within 20% of that floor are excluded as host-bound. The pointer chase is compared per dependent hop "
-       "(the run minus its warm-up), as the twin records it.\n"
+    << "- **Timing on the GPU.** Each point is the median over repeats of back-to-back launches, replayed from a "
+       "CUDA graph where the runner recorded it (batches b2 on), else launched into a stream (b1, and the points of "
+       "later batches without a graph time). The model's `time_us` (launch overhead + cycles / SM clock) is a graph "
+       "launch's; a stream-timed point adds `launch.stream_gap_us` per kernel (this config: "
+    << fmt(r.stream_gap_us, 3)
+    << " us; the H200's is calibrated from stream_copy and store_tile points timed both ways), said per point. Short "
+       "kernels launched back-to-back into a stream are bounded by the host's launch call (the empty kernel: "
+    << fmt(r.host_floor_us, 3)
+    << " us), so stream-timed points within 20% of that floor are excluded as host-bound. The pointer chase is "
+       "compared per dependent hop (the run minus "
+       "its warm-up), as the twin records it.\n"
     << "- **Calibration** (`gtsim calibrate`) fits each parameter from the one microbenchmark that isolates it, "
        "*through "
        "the model*: the benchmark is simulated at two values of the parameter, the near-linear response is solved for "

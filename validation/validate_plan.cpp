@@ -174,6 +174,7 @@ Plan app_plan(const MeasuredPoint& p, const AppMapping& am, double l2_bytes) {
     }
   }
   for (const auto& n : attn_notes) plan.note += (plan.note.empty() ? "" : "; ") + n;
+  plan.launches = int(am.kernels.size());
   if (am.kernels.size() > 1)
     plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +
                 (plan.note.empty() ? "" : "; " + plan.note);

@@ -19,6 +19,7 @@ struct Plan {
   std::vector<SimJob> jobs;
   std::function<double(const std::vector<SimOutcome>&)> combine;
   std::string note;
+  int launches = 1;  // kernels launched per measured time (each pays launch.stream_gap_us when stream-timed)
 };
 
 // ---- application kernels: the IR kernels that model a measured point, in launch order ----

@@ -18,7 +18,8 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 
 nlohmann::json fam_json(const std::vector<FamilyStats>& v) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& f : v) j[f.name] = {{"mape", num(f.mape)}, {"worst", num(f.worst)}, {"spearman", num(f.spearman)}, {"points", f.points}};
+  for (const auto& f : v)
+    j[f.name] = {{"mape", num(f.mape)}, {"worst", num(f.worst)}, {"spearman", num(f.spearman)}, {"points", f.points}};
   return j;
 }
 
@@ -29,33 +30,68 @@ nlohmann::json ValidationReport::to_json() const {
   nlohmann::json j;
   j["hw"] = hw;
   j["data"] = data;
-  j["heldout"] = {{"kind", heldout_kind}, {"mape", num(heldout_mape)}, {"worst", num(heldout_worst)},
-                  {"spearman", num(heldout_spearman)}, {"families", fam_json(heldout_families)},
+  j["heldout"] = {{"kind", heldout_kind},
+                  {"mape", num(heldout_mape)},
+                  {"worst", num(heldout_worst)},
+                  {"spearman", num(heldout_spearman)},
+                  {"families", fam_json(heldout_families)},
                   {"weighting", "families weighted equally; MAPE on throughput (work / time)"}};
   j["fit_benchmark_other_points"] = fam_json(fitbench_families);
   nlohmann::json cal = nlohmann::json::array();
   for (const auto& p : points)
     if (p.role == "calibration" && std::isfinite(p.sim))
-      cal.push_back({{"point", p.m->label()}, {"quantity", p.quantity}, {"unit", p.unit}, {"measured", p.meas},
-                     {"simulated", p.sim}, {"fit_residual_pct", num(p.err() * 100)}});
+      cal.push_back({{"point", p.m->label()},
+                     {"quantity", p.quantity},
+                     {"unit", p.unit},
+                     {"measured", p.meas},
+                     {"simulated", p.sim},
+                     {"fit_residual_pct", num(p.err() * 100)}});
   j["calibration"] = {{"what", "fit residuals of the calibration benchmarks (used to fit: NOT accuracy)"},
-                      {"families", fam_json(calibration_families)}, {"points", cal}};
-  j["steps"] = {{"precision", num(steps.precision())}, {"recall", num(steps.recall())}, {"measured", steps.measured},
-                {"predicted", steps.predicted}, {"hits", steps.hits},
-                {"wave", {{"measured", steps.wave_measured}, {"predicted", steps.wave_predicted}, {"hits", steps.wave_hits}}},
-                {"alignment_other", {{"measured", steps.align_measured}, {"predicted", steps.align_predicted}, {"hits", steps.align_hits}}},
-                {"list", steps.list},
-                {"definition", "a measured step is a rise over 5% and over 3x the spread between repeats between consecutive points of a held-out sweep; a predicted step a simulated rise over 5%"}};
-  j["blind"] = {{"ran", blind_ran}, {"hw", blind_hw}, {"mape", num(blind_mape)}, {"worst", num(blind_worst)},
+                      {"families", fam_json(calibration_families)},
+                      {"points", cal}};
+  j["steps"] = {
+      {"precision", num(steps.precision())},
+      {"recall", num(steps.recall())},
+      {"measured", steps.measured},
+      {"predicted", steps.predicted},
+      {"hits", steps.hits},
+      {"wave", {{"measured", steps.wave_measured}, {"predicted", steps.wave_predicted}, {"hits", steps.wave_hits}}},
+      {"alignment_other",
+       {{"measured", steps.align_measured}, {"predicted", steps.align_predicted}, {"hits", steps.align_hits}}},
+      {"list", steps.list},
+      {"definition",
+       "a measured step is a rise over 5% and over 3x the spread between repeats between consecutive points of a "
+       "held-out sweep; a predicted step a simulated rise over 5%"}};
+  j["blind"] = {{"ran", blind_ran},
+                {"hw", blind_hw},
+                {"mape", num(blind_mape)},
+                {"worst", num(blind_worst)},
                 {"families", fam_json(blind_families)}};
+  j["launch"] = {{"stream_gap_us", stream_gap_us},
+                 {"host_floor_us", host_floor_us},
+                 {"what",
+                  "stream-timed points: simulated time + stream_gap_us per kernel; those within 20% of the "
+                  "host floor excluded"}};
   j["twin_fidelity"] = fidelity.to_json();
   j["ncu"] = ncu_side_by_side;
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points)
-    pts.push_back({{"file", p.m->file}, {"row", p.m->row}, {"point", p.m->label()}, {"family", p.family}, {"role", p.role},
-                   {"reason", p.reason}, {"quantity", p.quantity}, {"unit", p.unit}, {"measured", p.meas},
-                   {"simulated", num(p.sim)}, {"measured_time_us", p.m->time_us}, {"err_throughput_pct", num(p.err() * 100)},
-                   {"sweep", p.sweep}, {"x", p.x}, {"sim_note", p.sim_note}, {"sim_waves", num(p.sim_waves)}});
+    pts.push_back({{"file", p.m->file},
+                   {"row", p.m->row},
+                   {"point", p.m->label()},
+                   {"family", p.family},
+                   {"role", p.role},
+                   {"reason", p.reason},
+                   {"quantity", p.quantity},
+                   {"unit", p.unit},
+                   {"measured", p.meas},
+                   {"simulated", num(p.sim)},
+                   {"measured_time_us", p.m->time_us},
+                   {"err_throughput_pct", num(p.err() * 100)},
+                   {"sweep", p.sweep},
+                   {"x", p.x},
+                   {"sim_note", p.sim_note},
+                   {"sim_waves", num(p.sim_waves)}});
   j["points"] = pts;
   j["notes"] = notes;
   j["missed_targets"] = missed_targets();
@@ -72,13 +108,16 @@ std::string ValidationReport::summary() const {
     o << "  " << f.name << ": MAPE " << pct(f.mape) << ", worst " << pct(f.worst) << ", Spearman " << fmt(f.spearman, 3)
       << " (" << f.points << " points)\n";
   o << "other points of fitted benchmarks (not held-out):\n";
-  for (const auto& f : fitbench_families) o << "  " << f.name << ": MAPE " << pct(f.mape) << " (" << f.points << " points)\n";
+  for (const auto& f : fitbench_families)
+    o << "  " << f.name << ": MAPE " << pct(f.mape) << " (" << f.points << " points)\n";
   o << "calibration fit residuals (NOT accuracy):\n";
-  for (const auto& f : calibration_families) o << "  " << f.name << ": mean |residual| " << pct(f.mape) << " (" << f.points << " points)\n";
+  for (const auto& f : calibration_families)
+    o << "  " << f.name << ": mean |residual| " << pct(f.mape) << " (" << f.points << " points)\n";
   o << "steps: precision " << fmt(steps.precision(), 3) << ", recall " << fmt(steps.recall(), 3) << " (measured "
-    << steps.measured << ", predicted " << steps.predicted << ", hits " << steps.hits << "; wave " << steps.wave_hits << "/"
-    << steps.wave_measured << ")\n";
-  if (blind_ran) o << "blind config " << blind_hw << ": held-out MAPE " << pct(blind_mape) << ", worst " << pct(blind_worst) << "\n";
+    << steps.measured << ", predicted " << steps.predicted << ", hits " << steps.hits << "; wave " << steps.wave_hits
+    << "/" << steps.wave_measured << ")\n";
+  if (blind_ran)
+    o << "blind config " << blind_hw << ": held-out MAPE " << pct(blind_mape) << ", worst " << pct(blind_worst) << "\n";
   for (const auto& t : fidelity.twins)
     o << "twin " << t.batch << " " << t.function << ": regs " << t.twin_regs << " vs IR " << t.ir_regs << ", smem "
       << t.twin_smem << " vs " << t.ir_smem << (t.occupancy_equal ? " (same occupancy)" : " (OCCUPANCY DIFFERS)")
@@ -101,17 +140,20 @@ bool write_scatter_plot(const ValidationReport& r, const std::string& png, std::
     for (const char* role : {"held-out", "fit-benchmark", "calibration"}) {
       d << "# " << role << "\n";
       for (const auto& p : r.points)
-        if (p.role == role && std::isfinite(p.sim) && p.quantity == "time") d << p.meas << " " << p.sim << " " << p.family << "\n";
+        if (p.role == role && std::isfinite(p.sim) && p.quantity == "time")
+          d << p.meas << " " << p.sim << " " << p.family << "\n";
       d << "\n\n";
     }
   }
   {
     std::ofstream g(gp);
-    g << "# gnuplot " << fs::path(gp).filename().string() << " -> " << fs::path(png).filename().string() << " (written by gtsim validate)\n"
+    g << "# gnuplot " << fs::path(gp).filename().string() << " -> " << fs::path(png).filename().string()
+      << " (written by gtsim validate)\n"
       << "set terminal pngcairo size 900,800\nset output '" << png << "'\n"
       << "set logscale xy\nset xlabel 'measured time (us)'\nset ylabel 'simulated time (us)'\n"
       << "set title 'gtsim on the H200: simulated vs measured kernel time'\nset key top left\nset grid\n"
-      << "plot x title 'exact' lc rgb 'black', 1.1*x title '+-10%' dt 2 lc rgb 'gray', 0.9*x notitle dt 2 lc rgb 'gray', \\\n"
+      << "plot x title 'exact' lc rgb 'black', 1.1*x title '+-10%' dt 2 lc rgb 'gray', 0.9*x notitle dt 2 lc rgb "
+         "'gray', \\\n"
       << "  '" << dat << "' index 0 using 1:2 title 'held-out' pt 7 ps 1.2, \\\n"
       << "  '" << dat << "' index 1 using 1:2 title 'other points of fitted benchmarks' pt 6, \\\n"
       << "  '" << dat << "' index 2 using 1:2 title 'calibration (fit residual)' pt 2\n";

@@ -20,6 +20,7 @@ struct KernelResult {
   double sm_mhz = 0;              // the SM clock the kernel ran at (clocks.sm_mhz, or sm_mhz_tensor)
   double launch_overhead_us = 0;  // from the config's launch section
   double time_us = 0;             // launch overhead + cycles / SM clock
+  double stream_gap_us = 0;       // added per launch back to back into a stream (not in time_us)
   uint64_t ctas = 0;
   uint32_t ctas_per_sm = 0;       // occupancy limit from registers, shared memory, threads, CTA slots
   std::string occupancy_limiter;  // which of those binds

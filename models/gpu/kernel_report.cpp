@@ -108,6 +108,7 @@ KernelResult make_kernel_result(const ReportInputs& in, const Simulation& sim, c
   r.launch_overhead_us = in.specs.launch.overhead_us;
   r.sm_mhz = in.sm_mhz;
   r.time_us = r.launch_overhead_us + double(r.cycles) / in.sm_mhz;
+  r.stream_gap_us = in.specs.launch.stream_gap_us;
   r.ctas = ctas;
   r.ctas_per_sm = in.occ.ctas_per_sm;
   r.occupancy_limiter = in.occ.limiter;
@@ -136,6 +137,7 @@ nlohmann::json KernelResult::to_json() const {
   j["sm_mhz"] = sm_mhz;
   j["time_us"] = time_us;
   j["launch_overhead_us"] = launch_overhead_us;
+  j["launch_stream_gap_us"] = stream_gap_us;
   j["ctas"] = ctas;
   j["ctas_per_sm"] = ctas_per_sm;
   j["occupancy_limiter"] = occupancy_limiter;

@@ -137,6 +137,7 @@ ClockSpecs ClockSpecs::parse(const ConfigNode& node) {
 LaunchSpecs LaunchSpecs::parse(const ConfigNode& node) {
   LaunchSpecs l;
   l.overhead_us = node.param<double>("overhead_us").range(0, 1e6).get();
+  l.stream_gap_us = node.has("stream_gap_us") ? node.param<double>("stream_gap_us").range(0, 1e6).get() : 0.0;
   l.cta_dispatch_cycles = node.param<uint32_t>("cta_dispatch_cycles").range(0, 1000000).get();
   return l;
 }

@@ -83,7 +83,8 @@ struct ClockSpecs {
 };
 
 struct LaunchSpecs {
-  double overhead_us = 0;
+  double overhead_us = 0;    // per kernel, launched back to back from a CUDA graph
+  double stream_gap_us = 0;  // added per kernel when launched back to back into a stream instead
   uint32_t cta_dispatch_cycles = 0;
   static LaunchSpecs parse(const ConfigNode& node);
 };
