@@ -10,8 +10,8 @@ using namespace gtsim;
 namespace {
 std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
 std::shared_ptr<ConfigNode> h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
-analytic::WorkloadReport run(const std::string& yaml, const std::map<std::string, int64_t>& params,
-                             bool fusion, bool recompute = true) {
+analytic::WorkloadReport run(const std::string& yaml, const std::map<std::string, int64_t>& params, bool fusion,
+                             bool recompute = true) {
   auto hw = h200();
   auto w = wl::Workload::load_file(src(yaml), params);
   analytic::WorkloadRunOptions o;
@@ -58,10 +58,30 @@ TEST(WorkloadSim, SmallTensorsCarryOverThroughL2BetweenKernels) {
   const double tensor = double(1 << 21) * 4;
   // sin and cos read x (cold the first time); the squares and the add read L2-resident tensors.
   uint64_t rd_carried = 0, rd_cold = 0;
-  for (size_t i = 1; i < 5; ++i) rd_carried += carried.kernels[i].dram_read_bytes, rd_cold += cold.kernels[i].dram_read_bytes;
+  for (size_t i = 1; i < 5; ++i)
+    rd_carried += carried.kernels[i].dram_read_bytes, rd_cold += cold.kernels[i].dram_read_bytes;
   EXPECT_LT(double(rd_carried), 0.5 * tensor) << carried.text;
   EXPECT_GT(double(rd_cold), 4.0 * tensor) << cold.text;
   EXPECT_LT(carried.total_us, cold.total_us);
+}
+
+// Launch gaps: back to back into a stream, every kernel pays the graph launch's overhead plus the
+// stream's gap (launch.stream_gap_us); replayed as one CUDA graph, the sequence pays one launch. The
+// kernels' execution is the same in both.
+TEST(WorkloadSim, StreamLaunchesPayTheStreamGapPerKernelAGraphOneLaunch) {
+  auto hw = h200();
+  auto w = wl::Workload::load_file(src("kernels_ir/workloads/fusion_sincos.yaml"), {{"n", 1 << 16}});
+  analytic::WorkloadRunOptions o;
+  o.fusion = false;
+  auto stream = analytic::run_workload(*hw, w, o);
+  o.cuda_graph = true;
+  auto graph = analytic::run_workload(*hw, w, o);
+  ASSERT_EQ(stream.kernels.size(), 5u);
+  const auto& launch = hw->at("launch");
+  const double overhead = launch.param<double>("overhead_us").get(), gap = launch.param<double>("stream_gap_us").get();
+  ASSERT_GT(gap, 0.5);  // the H200's calibrated gap (validation/data/h200: stream minus graph time)
+  EXPECT_NEAR(stream.total_us - graph.total_us, 5 * (overhead + gap) - overhead, 0.01 * stream.total_us)
+      << stream.text << graph.text;
 }
 
 TEST(WorkloadSim, LowPrecisionHalvesMemoryBoundTimePerStep) {

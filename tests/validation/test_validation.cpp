@@ -134,6 +134,18 @@ TEST(Data, LoadsTheCommittedBatches) {
   EXPECT_EQ(d.select("empty").front()->file.rfind("validation/data/h200/", 0), 0u);
 }
 
+// Back-to-back stream launches of the empty kernel are bound by the host's launch call (4-5 us on the
+// lent H200): the floor reads their stream time, also in the batches that recorded a graph replay
+// (0.6 us) beside it.
+TEST(Data, HostLaunchFloorIsTheStreamTimeOfTheEmptyKernel) {
+  Dataset d = load_dataset(kData);
+  bool graph_too = false;
+  for (auto* q : d.select("empty", "back_to_back")) graph_too |= q->graph_timed;
+  EXPECT_TRUE(graph_too);
+  EXPECT_GT(d.host_launch_floor_us(), 3.5);
+  EXPECT_LT(d.host_launch_floor_us(), 6.0);
+}
+
 // The committed h200-sxm.yaml still matches a re-fit from the committed data, within each
 // parameter's uncertainty (so a hand edit, or a model change that moves the fit, is caught).
 TEST(Calibration, CommittedConfigMatchesRefit) {
