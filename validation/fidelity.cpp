@@ -164,14 +164,16 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     }
     for (const auto& i : insts)
       if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
-    // innermost loops: backward branches whose region holds no other backward branch
+    // innermost loops: backward branches whose region holds no other backward branch. A branch to
+    // itself is the trap after the last EXIT that ends every function, not a loop; a loop without
+    // gated work (a spin or a copy of integers) is not the main loop either.
     long best_lo = -1, best_hi = -1;
-    int best_key = -1;
+    int best_key = 0;
     for (const auto& b : insts) {
-      if (b.target < 0 || b.target > b.addr || b.op.rfind("BRA", 0) != 0) continue;
+      if (b.target < 0 || b.target >= b.addr || b.op.rfind("BRA", 0) != 0) continue;
       bool inner = true;
       for (const auto& o : insts)
-        if (&o != &b && o.target >= 0 && o.target <= o.addr && o.addr >= b.target && o.addr < b.addr &&
+        if (&o != &b && o.target >= 0 && o.target < o.addr && o.addr >= b.target && o.addr < b.addr &&
             o.target >= b.target && o.op.rfind("BRA", 0) == 0)
           inner = false;
       if (!inner) continue;
@@ -201,6 +203,8 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     } else if (!fname.empty() && std::regex_search(line, m, ins)) {
       Inst i{std::stol(m[1], nullptr, 16), m[2]};
       std::string rest = m[3];
+      // HFMA2.MMA Rd, -RZ, RZ, imm, imm: the compiler's constant move on the MMA datapath, not fp16 work
+      if (i.op == "HFMA2.MMA" && rest.find(", -RZ, RZ,") != std::string::npos) i.op = "MOV";
       std::smatch t;
       if ((i.op.rfind("BRA", 0) == 0 || i.op.rfind("CALL", 0) == 0) && std::regex_search(rest, t, tgt))
         i.target = std::stol(t[1], nullptr, 16);
@@ -446,9 +450,10 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
     if (d.static_id < runs.size()) runs[d.static_id]++;
   double best_work = 0;
   int best_l1 = 0;
+  bool best_direct = true;
   for (const auto& [l0, l1] : spans) {
     std::map<std::string, double> cls;
-    double work = 0, iters = 0;
+    double work = 0, iters = 0, most = 0;
     for (size_t i = 0; i < P.insts.size(); ++i) {
       int line = P.infos[i].loc.line;
       if (line < l0 || line > l1 || !runs[i]) continue;
@@ -458,18 +463,26 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
       bool nested = false;  // directly in this loop's body?
       for (const auto& [m0, m1] : spans)
         if ((m0 != l0 || m1 != l1) && m0 >= l0 && m1 <= l1 && line >= m0 && line <= m1) nested = true;
-      if (!nested) iters = std::max(iters, double(runs[i]));
+      if (!nested && gated_class(c, false)) iters = std::max(iters, double(runs[i]));
+      most = std::max(most, double(runs[i]));
     }
+    // a loop whose work is all in inner loops (loads ahead in one, their uses in the next; its own
+    // body only loop control, which a runtime unroll runs once per group): counted per execution of
+    // its most executed instruction (the check compares class ratios; the unroll
+    // factor scales them to the SASS loop)
+    bool direct = iters > 0;
+    if (!direct) iters = most;
     if (iters < 2 || work <= best_work) continue;
     best_work = work;
     best.found = true;
     best.line = l0;
     best_l1 = l1;
+    best_direct = direct;
     best.iterations = iters;
     best.per_iteration.clear();
     for (const auto& [c, v] : cls) best.per_iteration[c] = v / iters;
   }
-  if (!best.found) return best;
+  if (!best.found || !best_direct) return best;
   // The compiled loop holds a conditional's code once (e.g. a refill skipped in the last iterations), so the
   // IR's count is its fullest iteration, not the average: the warp's stream is cut into iterations at the
   // first static instruction that runs once per iteration, and the one with the most gated work is taken.
