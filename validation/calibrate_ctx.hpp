@@ -69,8 +69,7 @@ struct Ctx {
   // CUDA-graph launch's): launch.stream_gap_us as fitted, else as committed; 0 for graph-timed points.
   double stream_gap(const MeasuredPoint& q) const {
     if (q.graph_timed) return 0;
-    for (const auto& p : res.params)
-      if (p.key == "launch.stream_gap_us") return p.value;
+    if (const CalibratedParam* p = res.find("launch.stream_gap_us")) return p->value;
     double v = previous("launch.stream_gap_us");
     return std::isfinite(v) ? v : 0;
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "validation/fitmath.hpp"
 
 namespace gtsim::validation {
 namespace fs = std::filesystem;
@@ -137,10 +138,7 @@ double Dataset::host_launch_floor_us() const {
     double stream = q->num("median_us");
     if (std::isfinite(stream) && stream > 0) host.push_back(stream);
   }
-  if (host.empty()) return 0;
-  std::sort(host.begin(), host.end());
-  size_t n = host.size();
-  return n % 2 ? host[n / 2] : (host[n / 2 - 1] + host[n / 2]) / 2;
+  return host.empty() ? 0 : median(host);
 }
 
 Dataset load_dataset(const std::string& dir) {

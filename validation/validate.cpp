@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/gpu/specs.hpp"
 #include "sim/config.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/fitmath.hpp"
@@ -144,20 +145,14 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     }
     return "";
   };
-  // L2 capacity of the config (streaming kernels run scaled down with the L2 shrunk by the same factor)
-  double l2_bytes = 50331648;
-  try {
-    l2_bytes = ConfigNode::load_file(hw_path, opt.calibration_overrides)->at("l2").param<double>("size_bytes").get();
-  } catch (const std::exception&) {
-  }
-
-  // a point timed back to back in a stream (no CUDA-graph time recorded) pays the stream's launch gap
-  // per kernel on top of the model's time (which is a graph launch's)
-  double stream_gap = 0;
+  // From the config: the L2 capacity (streaming kernels run scaled down with the L2 shrunk by the same
+  // factor) and the stream's launch gap, which a point timed back to back in a stream (no CUDA-graph
+  // time recorded) pays per kernel on top of the model's time (a graph launch's)
+  double l2_bytes = 50331648, stream_gap = 0;
   try {
     auto root = ConfigNode::load_file(hw_path, opt.calibration_overrides);
-    const ConfigNode& launch = root->at("launch");
-    if (launch.has("stream_gap_us")) stream_gap = launch.param<double>("stream_gap_us").get();
+    l2_bytes = root->at("l2").param<double>("size_bytes").get();
+    stream_gap = gpu::LaunchSpecs::parse(root->at("launch")).stream_gap_us;
   } catch (const std::exception&) {
   }
   rep.stream_gap_us = stream_gap;
