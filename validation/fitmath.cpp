@@ -62,19 +62,42 @@ std::vector<double> ranks(const std::vector<double>& v) {
   }
   return r;
 }
-}  // namespace
 
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() < 3 || a.size() != b.size()) return std::nan("");
-  auto ra = ranks(a), rb = ranks(b);
+std::vector<double> resolved_ranks(const std::vector<double>& v, const std::vector<double>& rel_tol) {
+  std::vector<double> r(v.size(), 1);
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t j = 0; j < v.size(); ++j) {
+      if (i == j) continue;
+      double tol = std::max(rel_tol[i], rel_tol[j]) * std::max(std::fabs(v[i]), std::fabs(v[j]));
+      if (std::fabs(v[i] - v[j]) <= tol)
+        r[i] += 0.5;
+      else if (v[j] < v[i])
+        r[i] += 1;
+    }
+  return r;
+}
+
+double rank_correlation(const std::vector<double>& ra, const std::vector<double>& rb) {
   double ma = mean(ra), mb = mean(rb), sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
+  for (size_t i = 0; i < ra.size(); ++i) {
     sab += (ra[i] - ma) * (rb[i] - mb);
     saa += (ra[i] - ma) * (ra[i] - ma);
     sbb += (rb[i] - mb) * (rb[i] - mb);
   }
   if (saa == 0 || sbb == 0) return std::nan("");
   return sab / std::sqrt(saa * sbb);
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 3 || a.size() != b.size()) return std::nan("");
+  return rank_correlation(ranks(a), ranks(b));
+}
+
+double spearman_resolved(const std::vector<double>& a, const std::vector<double>& b,
+                         const std::vector<double>& rel_tol) {
+  if (a.size() < 3 || a.size() != b.size() || rel_tol.size() != a.size()) return std::nan("");
+  return rank_correlation(resolved_ranks(a, rel_tol), resolved_ranks(b, rel_tol));
 }
 
 namespace {

@@ -22,6 +22,13 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 // Spearman rank correlation (average ranks for ties); NaN when n < 3 or a side is constant.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+// Spearman at a measurement's resolution: two points whose values differ by no more than
+// rel_tol (relative, per point; the pair uses the larger of the two) are tied, on both sides.
+// Ranks are fuzzy midranks: 1 + (points below and not tied) + (points tied) / 2, which are the usual
+// average ranks when the ties form clean groups. NaN as spearman().
+double spearman_resolved(const std::vector<double>& a, const std::vector<double>& b,
+                         const std::vector<double>& rel_tol);
+
 // The response of simulated observables to one parameter, probed at two values (and refined):
 // y_i(p) ~ c_i + d_i g(p) with g the identity or 1/p. Solves for the p that best reproduces the
 // measured y_i (least squares over i, weighted by 1/y_i^2, i.e. on relative error).

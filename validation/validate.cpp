@@ -386,11 +386,21 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       for (auto* p : v) ae.push_back(std::fabs(errf(*p)) * 100);
       s.mape = mean(ae);
       s.worst = *std::max_element(ae.begin(), ae.end());
-      std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> sw;
-      for (auto* p : v) sw[p->sweep].first.push_back(1 / p->meas), sw[p->sweep].second.push_back(1 / p->sim);
-      for (const auto& [k, xy] : sw) {
-        double rho = spearman(xy.first, xy.second);
-        if (std::isfinite(rho)) s.spearman = std::isfinite(s.spearman) ? std::min(s.spearman, rho) : rho;
+      struct Sweep {
+        std::vector<double> meas, sim, tol;
+      };
+      std::map<std::string, Sweep> sw;
+      for (auto* p : v) {
+        Sweep& w = sw[p->sweep];
+        w.meas.push_back(1 / p->meas), w.sim.push_back(1 / p->sim);
+        w.tol.push_back(3 * p->meas_spread / p->meas);  // the step criterion's resolution, relative
+      }
+      auto lowest = [](double& into, double rho) {
+        if (std::isfinite(rho)) into = std::isfinite(into) ? std::min(into, rho) : rho;
+      };
+      for (const auto& [k, w] : sw) {
+        lowest(s.spearman, spearman_resolved(w.meas, w.sim, w.tol));
+        lowest(s.spearman_raw, spearman(w.meas, w.sim));
       }
       out.push_back(s);
     }
@@ -411,14 +421,16 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   }
   rep.fitbench_families = family_stats("fit-benchmark", err);
   rep.calibration_families = family_stats("calibration", err);
-  std::vector<double> fm, fw, fs;
+  std::vector<double> fm, fw, fs, fr;
   for (const auto& f : rep.heldout_families) {
     fm.push_back(f.mape), fw.push_back(f.worst);
     if (std::isfinite(f.spearman)) fs.push_back(f.spearman);
+    if (std::isfinite(f.spearman_raw)) fr.push_back(f.spearman_raw);
   }
   rep.heldout_mape = mean(fm);  // families weighted equally
   rep.heldout_worst = fw.empty() ? nan() : *std::max_element(fw.begin(), fw.end());
   rep.heldout_spearman = fs.empty() ? nan() : *std::min_element(fs.begin(), fs.end());
+  rep.heldout_spearman_raw = fr.empty() ? nan() : *std::min_element(fr.begin(), fr.end());
   // steps over the held-out sweeps
   std::map<std::string, std::vector<const PointResult*>> sweeps;
   for (const auto& p : rep.points)

@@ -34,6 +34,9 @@ struct FamilyStats {
   std::string name;
   size_t points = 0;
   double mape = std::nan(""), worst = std::nan(""), spearman = std::nan("");  // percent, percent, min over sweeps
+  // spearman ties points that measure within 3x their repeat spread of each other (the step
+  // criterion's resolution); spearman_raw ranks every difference, noise included
+  double spearman_raw = std::nan("");
 };
 
 struct StepStats {
@@ -59,6 +62,7 @@ struct ValidationReport {
   std::vector<PointResult> points;
   std::vector<FamilyStats> heldout_families, fitbench_families, calibration_families;
   double heldout_mape = std::nan(""), heldout_worst = std::nan(""), heldout_spearman = std::nan("");
+  double heldout_spearman_raw = std::nan("");
   StepStats steps;
   // the blind config on the same held-out points
   bool blind_ran = false;

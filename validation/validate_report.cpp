@@ -19,7 +19,9 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 nlohmann::json fam_json(const std::vector<FamilyStats>& v) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& f : v)
-    j[f.name] = {{"mape", num(f.mape)}, {"worst", num(f.worst)}, {"spearman", num(f.spearman)}, {"points", f.points}};
+    j[f.name] = {{"mape", num(f.mape)}, {"worst", num(f.worst)}, {"spearman", num(f.spearman)},
+                {"spearman_raw", num(f.spearman_raw)},
+                {"points", f.points}};
   return j;
 }
 
@@ -34,6 +36,8 @@ nlohmann::json ValidationReport::to_json() const {
                   {"mape", num(heldout_mape)},
                   {"worst", num(heldout_worst)},
                   {"spearman", num(heldout_spearman)},
+                  {"spearman_raw", num(heldout_spearman_raw)},
+                  {"spearman_ties", "points within 3x their repeat spread of each other are tied, measured and simulated"},
                   {"families", fam_json(heldout_families)},
                   {"weighting", "families weighted equally; MAPE on throughput (work / time)"}};
   j["fit_benchmark_other_points"] = fam_json(fitbench_families);
@@ -103,7 +107,7 @@ nlohmann::json ValidationReport::to_json() const {
 std::string ValidationReport::summary() const {
   std::ostringstream o;
   o << "held-out (" << heldout_kind << "): MAPE " << pct(heldout_mape) << ", worst " << pct(heldout_worst)
-    << ", min Spearman " << fmt(heldout_spearman, 3) << "\n";
+    << ", min Spearman " << fmt(heldout_spearman, 3) << " (raw " << fmt(heldout_spearman_raw, 3) << ")\n";
   for (const auto& f : heldout_families)
     o << "  " << f.name << ": MAPE " << pct(f.mape) << ", worst " << pct(f.worst) << ", Spearman " << fmt(f.spearman, 3)
       << " (" << f.points << " points)\n";
