@@ -82,6 +82,9 @@ Runner add_validate(CLI::App& app) {
     }
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
     if (o->json != "-") std::cout << rep.summary();
+    std::cerr << "validate: " << rep.model_runs << " model runs, " << std::lround(rep.sim_seconds)
+              << " s of simulation (all threads); slowest:\n";
+    for (const auto& [secs, key] : rep.slowest_runs) std::cerr << "  " << std::lround(secs) << " s  " << key << "\n";
     return 0;
   };
 }

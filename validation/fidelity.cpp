@@ -164,28 +164,39 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     }
     for (const auto& i : insts)
       if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
-    // innermost loops: backward branches whose region holds no other backward branch. A branch to
-    // itself is the trap after the last EXIT that ends every function, not a loop; a loop without
-    // gated work (a spin or a copy of integers) is not the main loop either.
-    long best_lo = -1, best_hi = -1;
-    int best_key = 0;
-    for (const auto& b : insts) {
-      if (b.target < 0 || b.target >= b.addr || b.op.rfind("BRA", 0) != 0) continue;
-      bool inner = true;
-      for (const auto& o : insts)
-        if (&o != &b && o.target >= 0 && o.target < o.addr && o.addr >= b.target && o.addr < b.addr &&
-            o.target >= b.target && o.op.rfind("BRA", 0) == 0)
-          inner = false;
-      if (!inner) continue;
-      int key = 0;
-      for (const auto& i : insts)
-        if (i.addr >= b.target && i.addr <= b.addr && gated_class(sass_class(i.op), false)) ++key;
-      if (key > best_key) best_key = key, best_lo = b.target, best_hi = b.addr;
-    }
-    if (best_lo >= 0) {
+    // loops: backward branches (a branch to itself is the trap after the last EXIT that ends every
+    // function, not a loop). A loop nests in another when its region lies inside the other's.
+    for (const auto& b : insts)
+      if (b.target >= 0 && b.target < b.addr && b.op.rfind("BRA", 0) == 0) {
+        SassLoop l;
+        l.lo = b.target, l.hi = b.addr;
+        for (const auto& i : insts)
+          if (i.addr >= l.lo && i.addr <= l.hi) {
+            std::string c = sass_class(i.op);
+            if (c != "control") l.hist[c]++;
+            if (gated_class(c, false)) ++l.gated;
+          }
+        f.loops.push_back(l);
+      }
+    auto inside = [](const SassLoop& a, const SassLoop& b) {  // a nests in b
+      return &a != &b && a.lo >= b.lo && a.hi <= b.hi && (a.lo != b.lo || a.hi != b.hi);
+    };
+    for (auto& l : f.loops)
+      for (const auto& n : f.loops) {
+        if (!inside(n, l)) continue;
+        bool direct = true;
+        for (const auto& m : f.loops)
+          if (inside(n, m) && inside(m, l)) direct = false;
+        l.direct_nested += direct;
+      }
+    // the default main loop: the innermost loop with the most gated work (a loop without gated work, a
+    // spin or a copy of integers, is not the main loop)
+    const SassLoop* best = nullptr;
+    for (const auto& l : f.loops)
+      if (l.direct_nested == 0 && l.gated > (best ? best->gated : 0)) best = &l;
+    if (best) {
       f.has_loop = true;
-      for (const auto& i : insts)
-        if (i.addr >= best_lo && i.addr <= best_hi && sass_class(i.op) != "control") f.loop_hist[sass_class(i.op)]++;
+      f.loop_hist = best->hist;
     }
     out.push_back(std::move(f));
     insts.clear();
@@ -194,15 +205,17 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   static const std::regex fn(R"(Function : (\S+))"),
-      ins(R"(/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);)"), tgt(R"(0x([0-9a-f]+))");
+      ins(R"(/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);)"), tgt(R"(0x([0-9a-f]+))");
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_search(line, m, fn)) {
       flush();
       fname = m[1];
     } else if (!fname.empty() && std::regex_search(line, m, ins)) {
-      Inst i{std::stol(m[1], nullptr, 16), m[2]};
-      std::string rest = m[3];
+      // `@!PT`: predicated on constant false, never executed (ptxas pads with `@!PT LDS RZ, [RZ]`)
+      if (m[2].matched && m[2].str().rfind("@!PT", 0) == 0) continue;
+      Inst i{std::stol(m[1], nullptr, 16), m[3]};
+      std::string rest = m[4];
       // HFMA2.MMA Rd, -RZ, RZ, imm, imm: the compiler's constant move on the MMA datapath, not fp16 work
       if (i.op == "HFMA2.MMA" && rest.find(", -RZ, RZ,") != std::string::npos) i.op = "MOV";
       std::smatch t;
@@ -352,7 +365,8 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
   }
   if (k == "gemm_persistent") {
     int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
-    return {{"M", 256}, {"N", d}, {"K", d}, {"VEC_A", v}, {"VEC_B", v}, {"GRID", 4}};
+    // one tile per CTA (GRID = the tile count), so that the IR's main loop is the k-loop, as the twin's
+    return {{"M", 256}, {"N", d}, {"K", d}, {"VEC_A", v}, {"VEC_B", v}, {"GRID", 2 * ((d + 127) / 128)}};
   }
   if (k == "gemm_fp32") {
     int64_t v = tmpl("ILi", 4), d = 256 + (v < 4 ? v : 0);
@@ -414,10 +428,15 @@ IrClasses ir_classes(const ir::Program& p) {
 // executions of its most executed direct-body instruction). The compiler unrolls the IR's constant
 // inner loops (`unroll` hints) into the SASS loop body, so its innermost SASS loop is compared with
 // this whole per-iteration count, not with the innermost IR body.
+// A loop nested in the main loop that the compiler keeps rolled (it has loop control: a trip count over
+// its unroll factor, or a run-time one) is a loop of its own in the SASS, laid out once with `unroll`
+// copies of its body: the per-iteration count takes its executed instructions `unroll` times (not
+// trip times), and `rolled_inner` counts these loops (the SASS loop compared must nest as many).
 struct IrLoop {
   bool found = false;
   int line = 0;
   double iterations = 0;
+  int rolled_inner = 0;
   std::map<std::string, double> per_iteration;
 };
 void loop_spans(const std::vector<ir::Stmt>& body, std::vector<std::pair<int, int>>& spans, int& max_line) {
@@ -483,10 +502,59 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
     for (const auto& [c, v] : cls) best.per_iteration[c] = v / iters;
   }
   if (!best.found || !best_direct) return best;
+  // rolled loops nested in the main loop (outermost ones only: a rolled loop inside another is its copy)
+  std::map<int, uint32_t> rolled;  // loop line -> unroll
+  for (const auto& lc : P.loop_ctl) rolled[P.infos[lc.iadd].loc.line] = lc.unroll;
+  std::vector<std::pair<std::pair<int, int>, uint32_t>> inner;  // span, unroll
+  for (const auto& [m0, m1] : spans) {
+    if (m0 <= best.line || m1 > best_l1 || !rolled.count(m0)) continue;
+    bool outermost = true;
+    for (const auto& [o0, o1] : spans)
+      if (o0 > best.line && o0 < m0 && o1 >= m1 && rolled.count(o0)) outermost = false;
+    if (outermost) inner.push_back({{m0, m1}, rolled.at(m0)});
+  }
+  auto rolled_unroll = [&](size_t i) -> uint32_t {  // 0: not in a nested rolled loop
+    for (const auto& [sp, u] : inner)
+      if (P.infos[i].loc.line >= sp.first && P.infos[i].loc.line <= sp.second) return u;
+    return 0;
+  };
+  std::map<std::string, double> rolled_counts;
+  for (const auto& [sp, u] : inner) {
+    auto in_loop = [&](size_t i) { return P.infos[i].loc.line >= sp.first && P.infos[i].loc.line <= sp.second; };
+    // its iterations: the executions of its most executed direct-body instruction (its own control,
+    // on the loop's line, runs once per group)
+    double iters = 0;
+    for (size_t i = 0; i < P.insts.size(); ++i) {
+      int line = P.infos[i].loc.line;
+      if (!runs[i] || !in_loop(i) || line == sp.first) continue;
+      bool nested = false;
+      for (const auto& [m0, m1] : spans)
+        if ((m0 != sp.first || m1 != sp.second) && m0 >= sp.first && m1 <= sp.second && line >= m0 && line <= m1)
+          nested = true;
+      if (!nested) iters = std::max(iters, double(runs[i]));
+    }
+    if (iters <= 0) continue;  // never executed: not in the compiled loop's hot path either
+    ++best.rolled_inner;
+    for (size_t i = 0; i < P.insts.size(); ++i)
+      if (runs[i] && in_loop(i)) {
+        // laid out once: `unroll` copies of an iteration's body; its control once
+        bool control = P.infos[i].loc.line == sp.first;
+        rolled_counts[std::string(ir::op_class_name(P.insts[i].op))] +=
+            control ? 1.0 : double(runs[i]) / iters * double(u);
+      }
+  }
   // The compiled loop holds a conditional's code once (e.g. a refill skipped in the last iterations), so the
   // IR's count is its fullest iteration, not the average: the warp's stream is cut into iterations at the
   // first static instruction that runs once per iteration, and the one with the most gated work is taken.
-  auto in_span = [&](size_t i) { return P.infos[i].loc.line >= best.line && P.infos[i].loc.line <= best_l1; };
+  auto in_span = [&](size_t i) {
+    return P.infos[i].loc.line >= best.line && P.infos[i].loc.line <= best_l1 && !rolled_unroll(i);
+  };
+  if (!inner.empty()) {  // the average iteration, the nested rolled loops laid out once
+    best.per_iteration = rolled_counts;
+    for (size_t i = 0; i < P.insts.size(); ++i)
+      if (runs[i] && in_span(i))
+        best.per_iteration[std::string(ir::op_class_name(P.insts[i].op))] += double(runs[i]) / best.iterations;
+  }
   size_t anchor = P.insts.size();
   for (size_t i = 0; i < P.insts.size() && anchor == P.insts.size(); ++i)
     if (in_span(i) && double(runs[i]) == best.iterations) anchor = i;
@@ -510,6 +578,7 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
   }
   close();
   if (fullest_work >= 0) best.per_iteration = fullest;
+  for (const auto& [c, v] : rolled_counts) best.per_iteration[c] += v;
   return best;
 }
 }  // namespace
@@ -605,7 +674,16 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
         } else {
           ir = whole.per_class;
         }
-        const auto& h = loop ? f.loop_hist : f.whole_hist;
+        // the IR's main loop holds rolled loops (the twin's element-wise tile copies): compare the SASS
+        // loop that nests as many, the one with the most gated work, whole
+        const std::map<std::string, int>* lh = &f.loop_hist;
+        if (loop && main.found && main.rolled_inner > 0) {
+          const SassLoop* nest = nullptr;
+          for (const auto& l : f.loops)
+            if (l.direct_nested == main.rolled_inner && l.gated > (nest ? nest->gated : 0)) nest = &l;
+          if (nest) lh = &nest->hist;
+        }
+        const auto& h = loop ? *lh : f.whole_hist;
         double ir_key = 0, sass_key = 0;
         std::set<std::string> classes;
         for (const auto& [k, v] : ir)
@@ -629,12 +707,16 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
             d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
                                                   {"sass", h.count(k) ? h.at(k) : 0}};
         if (loop && main.found) d["ir_loop_line"] = main.line;
-        d["scope"] = loop && main.found ? "innermost SASS loop vs one iteration of the IR loop (nested loops included) "
-                                          "that executes the most non-integer work"
-                     : loop
-                         ? "innermost SASS loop vs the IR loop body with the most non-integer work"
-                         : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
-                           "never-executed (cold) instructions";
+        d["scope"] =
+            loop && main.found && main.rolled_inner > 0
+                ? "the SASS loop that nests as many loops as the IR's main loop holds rolled loops (" +
+                      std::to_string(main.rolled_inner) +
+                      ") vs one iteration of that IR loop, each rolled loop counted as its unrolled body once"
+            : loop && main.found ? "innermost SASS loop vs one iteration of the IR loop (nested loops included) "
+                                   "that executes the most non-integer work"
+            : loop               ? "innermost SASS loop vs the IR loop body with the most non-integer work"
+                   : "whole function (without called subroutines) vs the IR's per-warp executed counts plus its "
+                     "never-executed (cold) instructions";
         if (!loop && whole.cold_insts) d["ir_cold_instructions"] = whole.cold_insts;
         if (f.subroutine_insts) d["sass_subroutine_instructions_left_out"] = f.subroutine_insts;
         d["unroll"] = unroll;

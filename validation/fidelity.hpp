@@ -24,8 +24,16 @@ struct PtxasEntry {
 };
 std::vector<PtxasEntry> parse_ptxas(const std::string& text);
 
+// One loop of the compiled code (a backward branch): its region's static instructions by class (nested
+// loops' bodies included once each, as the compiler laid them out) and how many loops nest directly in it.
+struct SassLoop {
+  long lo = 0, hi = 0;  // addresses of the branch target and of the branch
+  int direct_nested = 0, gated = 0;
+  std::map<std::string, int> hist;
+};
 struct SassFunction {
   std::string function, kernel;
+  std::vector<SassLoop> loops;            // every loop, in address order of the branches
   std::map<std::string, int> loop_hist;   // main loop, by IR class name ("ffma" -> fp32 ...); "control" excluded
   std::map<std::string, int> whole_hist;  // the whole function, without called subroutines (CALL targets past
                                           // the body's EXIT: the IEEE division's slow path, never taken)

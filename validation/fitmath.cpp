@@ -1,10 +1,9 @@
 #include "validation/fitmath.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
-#include <Eigen/Dense>
 
 namespace gtsim::validation {
 
@@ -121,8 +120,8 @@ double solve_g(const std::vector<double>& c, const std::vector<double>& d, const
 }  // namespace
 
 ResponseFit fit_through_model(const std::function<std::vector<double>(double)>& simulate,
-                              const std::vector<double>& measured, const std::vector<double>& meas_spread,
-                              double p0, double p1, Response r, double lo, double hi, int max_iter) {
+                              const std::vector<double>& measured, const std::vector<double>& meas_spread, double p0,
+                              double p1, Response r, double lo, double hi, int max_iter) {
   ResponseFit f;
   size_t n = measured.size();
   std::vector<size_t> all(n);

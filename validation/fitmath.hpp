@@ -33,9 +33,9 @@ double spearman_resolved(const std::vector<double>& a, const std::vector<double>
 // y_i(p) ~ c_i + d_i g(p) with g the identity or 1/p. Solves for the p that best reproduces the
 // measured y_i (least squares over i, weighted by 1/y_i^2, i.e. on relative error).
 struct ResponseFit {
-  double p = 0;            // fitted value
-  double se = 0;           // standard error (residual scatter + measurement spread, delta method)
-  double verify_err = 0;   // max relative error of the verifying simulation at p (fit residual)
+  double p = 0;                  // fitted value
+  double se = 0;                 // standard error (residual scatter + measurement spread, delta method)
+  double verify_err = 0;         // max relative error of the verifying simulation at p (fit residual)
   std::vector<double> sim_at_p;  // the verifying simulation's observables
   std::vector<double> loo_err;   // leave-one-point-out: relative error predicting point i from the rest
   int model_runs = 0;
@@ -45,7 +45,7 @@ enum class Response { kLinear, kInverse };
 // simulate(p) returns the observables at parameter value p (one per measured point).
 // meas_spread: relative spread of repeats per point (used in se). p0, p1: the two probe values.
 ResponseFit fit_through_model(const std::function<std::vector<double>(double)>& simulate,
-                              const std::vector<double>& measured, const std::vector<double>& meas_spread,
-                              double p0, double p1, Response r, double lo, double hi, int max_iter = 3);
+                              const std::vector<double>& measured, const std::vector<double>& meas_spread, double p0,
+                              double p1, Response r, double lo, double hi, int max_iter = 3);
 
 }  // namespace gtsim::validation

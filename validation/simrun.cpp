@@ -1,5 +1,6 @@
 #include "validation/simrun.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -39,15 +40,14 @@ SimRunner::SimRunner(std::string hw_path, std::string kernels_dir, std::vector<s
     : hw_(std::move(hw_path)), kdir_(std::move(kernels_dir)), base_sets_(std::move(base_sets)) {
   threads_ = std::max(1u, std::thread::hardware_concurrency());
   if (kdir_.empty() || !fs::is_directory(kdir_))
-    throw InputError(SourcePos{kdir_.empty() ? "kernels_ir/lib" : kdir_}, "kernel library folder not found (--kernels)");
+    throw InputError(SourcePos{kdir_.empty() ? "kernels_ir/lib" : kdir_},
+                     "kernel library folder not found (--kernels)");
   ConfigNode::load_file(hw_, base_sets_);  // fail early on a bad config
 }
 
 SimRunner::~SimRunner() = default;
 
-bool SimRunner::has_kernel(const std::string& kernel) const {
-  return fs::exists(fs::path(kdir_) / (kernel + ".kir"));
-}
+bool SimRunner::has_kernel(const std::string& kernel) const { return fs::exists(fs::path(kdir_) / (kernel + ".kir")); }
 
 std::string SimRunner::kernel_path(const std::string& kernel) const {
   return (fs::path(kdir_) / (kernel + ".kir")).string();
@@ -119,8 +119,16 @@ SimOutcome SimRunner::run(const SimJob& job) {
   std::lock_guard<std::mutex> lock(mu_);
   ++runs_;
   sim_seconds_ += secs;
+  timings_.push_back({secs, key});
   memo_[key] = out;
   return out;
+}
+
+std::vector<std::pair<double, std::string>> SimRunner::slowest(size_t n) const {
+  auto v = timings_;
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (v.size() > n) v.resize(n);
+  return v;
 }
 
 std::vector<SimOutcome> SimRunner::run_all(const std::vector<SimJob>& jobs) {

@@ -19,11 +19,11 @@ struct Kernel;
 namespace gtsim::validation {
 
 struct SimJob {
-  std::string kernel;                 // name in kernels_ir/lib (without .kir)
+  std::string kernel;  // name in kernels_ir/lib (without .kir)
   ir::ParamValues params;
-  std::vector<std::string> sets;      // config overrides "a.b=value"
-  int repeat_launches = 1;            // >1: run the kernel this many times on one machine (L2 stays warm),
-                                      // report the last (the "hot" measurements)
+  std::vector<std::string> sets;  // config overrides "a.b=value"
+  int repeat_launches = 1;        // >1: run the kernel this many times on one machine (L2 stays warm),
+                                  // report the last (the "hot" measurements)
 };
 
 struct SimOutcome {
@@ -51,6 +51,8 @@ class SimRunner {
   const std::string& hw_path() const { return hw_; }
   size_t runs() const { return runs_; }
   double sim_seconds() const { return sim_seconds_; }
+  // the n slowest model runs so far, slowest first: (seconds of host time, the run's key)
+  std::vector<std::pair<double, std::string>> slowest(size_t n) const;
 
  private:
   std::shared_ptr<const ir::Kernel> parsed(const std::string& kernel);
@@ -63,6 +65,7 @@ class SimRunner {
   std::map<std::string, SimOutcome> memo_;
   size_t runs_ = 0;
   double sim_seconds_ = 0;
+  std::vector<std::pair<double, std::string>> timings_;
 };
 
 // kernels_ir/lib of the source tree: searched upwards from `start` (a file or folder), then from

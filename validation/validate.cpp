@@ -513,6 +513,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     }
   }
   rep.model_runs = sim.runs();
+  rep.sim_seconds = sim.sim_seconds();
+  rep.slowest_runs = sim.slowest(10);
   // the blind config on the held-out points
   std::string blind =
       opt.blind_hw.empty() ? (fs::path(hw_path).parent_path() / "h200-blind.yaml").string() : opt.blind_hw;
@@ -529,6 +531,10 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     rep.blind_mape = b.heldout_mape;
     rep.blind_worst = b.heldout_worst;
     rep.model_runs += b.model_runs;
+    rep.sim_seconds += b.sim_seconds;
+    for (const auto& r : b.slowest_runs) rep.slowest_runs.push_back({r.first, "blind: " + r.second});
+    std::sort(rep.slowest_runs.begin(), rep.slowest_runs.end(), [](auto& x, auto& y) { return x.first > y.first; });
+    if (rep.slowest_runs.size() > 10) rep.slowest_runs.resize(10);
   } else if (opt.blind) {
     rep.notes.push_back("blind config " + blind + " not found: blind error not measured");
   }

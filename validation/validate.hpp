@@ -75,6 +75,10 @@ struct ValidationReport {
   std::vector<std::string> notes;
   double seconds = 0;
   size_t model_runs = 0;
+  // host time: simulation seconds over all threads, and the slowest runs (key, seconds). Not in the
+  // JSON or the document (they vary from run to run); `gtsim validate` prints them on stderr.
+  double sim_seconds = 0;
+  std::vector<std::pair<double, std::string>> slowest_runs;
   nlohmann::json to_json() const;
   std::string summary() const;
   // Targets: held-out MAPE <= 10% per family and overall, Spearman >= 0.95, step precision/recall >= 0.9.

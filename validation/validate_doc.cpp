@@ -35,8 +35,7 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   o << "| held-out worst point | " << pct(r.heldout_worst) << " | |\n";
   o << "| held-out Spearman (lowest sweep; differences within the measurement's resolution tied) | "
     << fmt(r.heldout_spearman, 3) << " | >= 0.95 |\n";
-  o << "| held-out Spearman, every difference ranked (noise included) | " << fmt(r.heldout_spearman_raw, 3)
-    << " | |\n";
+  o << "| held-out Spearman, every difference ranked (noise included) | " << fmt(r.heldout_spearman_raw, 3) << " | |\n";
   o << "| step precision / recall | " << fmt(r.steps.precision(), 3) << " / " << fmt(r.steps.recall(), 3)
     << " | >= 0.9 |\n";
   o << "| blind config (`h200-blind.yaml`) held-out MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run")

@@ -19,9 +19,11 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 nlohmann::json fam_json(const std::vector<FamilyStats>& v) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& f : v)
-    j[f.name] = {{"mape", num(f.mape)}, {"worst", num(f.worst)}, {"spearman", num(f.spearman)},
-                {"spearman_raw", num(f.spearman_raw)},
-                {"points", f.points}};
+    j[f.name] = {{"mape", num(f.mape)},
+                 {"worst", num(f.worst)},
+                 {"spearman", num(f.spearman)},
+                 {"spearman_raw", num(f.spearman_raw)},
+                 {"points", f.points}};
   return j;
 }
 
@@ -32,14 +34,15 @@ nlohmann::json ValidationReport::to_json() const {
   nlohmann::json j;
   j["hw"] = hw;
   j["data"] = data;
-  j["heldout"] = {{"kind", heldout_kind},
-                  {"mape", num(heldout_mape)},
-                  {"worst", num(heldout_worst)},
-                  {"spearman", num(heldout_spearman)},
-                  {"spearman_raw", num(heldout_spearman_raw)},
-                  {"spearman_ties", "points within 3x their repeat spread of each other are tied, measured and simulated"},
-                  {"families", fam_json(heldout_families)},
-                  {"weighting", "families weighted equally; MAPE on throughput (work / time)"}};
+  j["heldout"] = {
+      {"kind", heldout_kind},
+      {"mape", num(heldout_mape)},
+      {"worst", num(heldout_worst)},
+      {"spearman", num(heldout_spearman)},
+      {"spearman_raw", num(heldout_spearman_raw)},
+      {"spearman_ties", "points within 3x their repeat spread of each other are tied, measured and simulated"},
+      {"families", fam_json(heldout_families)},
+      {"weighting", "families weighted equally; MAPE on throughput (work / time)"}};
   j["fit_benchmark_other_points"] = fam_json(fitbench_families);
   nlohmann::json cal = nlohmann::json::array();
   for (const auto& p : points)
