@@ -503,8 +503,9 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
   }
   if (!best.found || !best_direct) return best;
   // rolled loops nested in the main loop (outermost ones only: a rolled loop inside another is its copy)
-  std::map<int, uint32_t> rolled;  // loop line -> unroll
-  for (const auto& lc : P.loop_ctl) rolled[P.infos[lc.iadd].loc.line] = lc.unroll;
+  std::map<int, uint32_t> rolled, groups_of;  // loop line -> unroll, its control's iadd (once per group)
+  for (const auto& lc : P.loop_ctl)
+    rolled[P.infos[lc.iadd].loc.line] = lc.unroll, groups_of[P.infos[lc.iadd].loc.line] = lc.iadd;
   std::vector<std::pair<std::pair<int, int>, uint32_t>> inner;  // span, unroll
   for (const auto& [m0, m1] : spans) {
     if (m0 <= best.line || m1 > best_l1 || !rolled.count(m0)) continue;
@@ -533,6 +534,8 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
           nested = true;
       if (!nested) iters = std::max(iters, double(runs[i]));
     }
+    if (iters <= 0)  // a body all in inner (unrolled) loops: groups x unroll
+      iters = double(runs[groups_of.at(sp.first)]) * double(u);
     if (iters <= 0) continue;  // never executed: not in the compiled loop's hot path either
     ++best.rolled_inner;
     for (size_t i = 0; i < P.insts.size(); ++i)
