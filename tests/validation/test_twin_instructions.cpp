@@ -18,14 +18,14 @@ using namespace gtsim::validation;
 using namespace gtsim::validation::fixture;
 
 namespace {
-// inst_executed of the six launches of `apps --ncu=2`, in launch order (n = 1024, 1028, 1032, 1040,
-// 1064, 1100: validation/data/h200/b8/README.md).
-std::vector<double> measured_inst_executed() {
-  std::ifstream in(kData + "/b8/ncu_gemm_stalls.csv");
+// inst_executed of the launches of an `apps --ncu=N` profile, in launch order (b8, --ncu=2: n = 1024,
+// 1028, 1032, 1040, 1064, 1100; b9, --ncu=3: 1024, 1025, 1026, 1028, 1793; their README.md).
+std::vector<double> measured_inst_executed(const std::string& file) {
+  std::ifstream in(kData + "/" + file);
   std::string line, text;
   while (std::getline(in, line))
     if (line.rfind("==", 0) != 0) text += line + "\n";  // Nsight's own log lines
-  CsvTable t = parse_csv(text, "b8/ncu_gemm_stalls.csv");
+  CsvTable t = parse_csv(text, file);
   std::vector<double> out;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     if (!parse_number(t.get(r, "ID"))) continue;  // the units row
@@ -36,10 +36,14 @@ std::vector<double> measured_inst_executed() {
 }  // namespace
 
 TEST(TwinFidelity, GemmTiledIssuesTheTwinsWarpInstructionsWithinTenPercent) {
-  std::vector<double> hw = measured_inst_executed();
+  std::vector<double> hw = measured_inst_executed("b8/ncu_gemm_stalls.csv");
   ASSERT_EQ(hw.size(), 6u);
-  const int64_t ns[] = {1024, 1028, 1032};  // VEC 8 aligned, VEC 4, VEC 8 with a 16 mod 32 pitch
-  const double measured[] = {hw[0], hw[1], hw[2]};
+  // b9: n = 1024, 1025, 1026, 1028, 1793 (VEC 8, 1, 2, 4, 1): the rolled copy loops' address work per pass
+  std::vector<double> vec = measured_inst_executed("b9/ncu_gemm_vec.csv");
+  ASSERT_EQ(vec.size(), 5u);
+  // VEC 8 aligned, VEC 4, VEC 8 with a 16 mod 32 pitch, VEC 1 (element loads), VEC 2 (4-byte cp.async)
+  const int64_t ns[] = {1024, 1028, 1032, 1025, 1026};
+  const double measured[] = {hw[0], hw[1], hw[2], vec[1], vec[2]};
   SimRunner sim(kHw, kKernels);
   std::vector<SimJob> jobs;
   for (int64_t n : ns) jobs.push_back({"gemm_tiled", {{"M", n}, {"N", n}, {"K", n}}, {}});

@@ -127,6 +127,12 @@ int run_apps(const std::vector<std::string>& args) {
     g.ncu = false;
     return 0;
   }
+  if (arg_i(args, "ncu", 0) == 3) {  // square_align by VEC, one launch each: 8, 1 (element loads), 2, 4; 1793: VEC 1
+    g.ncu = true;
+    for (int n : {1024, 1025, 1026, 1028, 1793}) gemm_point(n, n, n, "ncu");
+    g.ncu = false;
+    return 0;
+  }
   if (ncu) {  // one launch of each representative, for Nsight Compute
     g.ncu = true;
     gemm_point(4096, 4096, 4096, "ncu");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -55,6 +55,12 @@ if has align; then
   run timeout 150 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 6 $SECT --metrics $PM \
     --csv --page raw --log-file "$D/ncu_gemm_stalls.csv" $T --out=/tmp --batch=ncu --ncu=2 apps > "$D/ncu_gemm_stalls.csv.err" 2>&1
   tail -c 300 "$D/ncu_gemm_stalls.csv.err"; wc -l "$D/ncu_gemm_stalls.csv"; pack
+fi
+# `vec`: the same raw metrics of gemm_tiled at n = 1024, 1025, 1026, 1028 and 1793 (VEC 8, 1, 2, 4, 1)
+if has vec; then
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 5 $SECT --metrics $PM \
+    --csv --page raw --log-file "$D/ncu_gemm_vec.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_vec.csv.err" 2>&1
+  tail -c 300 "$D/ncu_gemm_vec.csv.err"; wc -l "$D/ncu_gemm_vec.csv"; pack
 fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
