@@ -78,156 +78,6 @@ std::vector<PtxasEntry> parse_ptxas(const std::string& text) {
   return out;
 }
 
-std::string sass_class(const std::string& op) {
-  std::string base = op.substr(0, op.find('.'));
-  static const std::map<std::string, std::string> m = {{"FFMA", "fp32"},
-                                                       {"FADD", "fp32"},
-                                                       {"FMUL", "fp32"},
-                                                       {"FMNMX", "fp32"},
-                                                       {"FSWZADD", "fp32"},
-                                                       {"HFMA2", "fp16"},
-                                                       {"HADD2", "fp16"},
-                                                       {"HMUL2", "fp16"},
-                                                       {"DFMA", "fp64"},
-                                                       {"DADD", "fp64"},
-                                                       {"DMUL", "fp64"},
-                                                       {"MUFU", "sfu"},
-                                                       {"SHFL", "shuffle"},
-                                                       {"HMMA", "mma"},
-                                                       {"IMMA", "mma"},
-                                                       {"QMMA", "mma"},
-                                                       {"HGMMA", "wgmma"},
-                                                       {"LDG", "ld_global"},
-                                                       {"STG", "st_global"},
-                                                       {"RED", "atom_global"},
-                                                       {"ATOMG", "atom_global"},
-                                                       {"ATOM", "atom_global"},
-                                                       {"LDS", "ld_shared"},
-                                                       {"STS", "st_shared"},
-                                                       {"ATOMS", "atom_shared"},
-                                                       {"LDSM", "ldmatrix"},
-                                                       {"STSM", "stmatrix"},
-                                                       {"LDGSTS", "cp_async"},
-                                                       {"LDGDEPBAR", "cp_async_commit"},
-                                                       {"DEPBAR", "cp_async_wait"},
-                                                       {"BAR", "bar_sync"},
-                                                       {"BRA", "branch"},
-                                                       {"EXIT", "control"},
-                                                       {"NOP", "control"},
-                                                       {"BSSY", "control"},
-                                                       {"BSYNC", "control"},
-                                                       {"WARPSYNC", "control"},
-                                                       {"BPT", "control"},
-                                                       {"RET", "control"},
-                                                       {"CALL", "control"},
-                                                       {"YIELD", "control"},
-                                                       {"CCTL", "control"},
-                                                       {"ERRBAR", "control"},
-                                                       {"MEMBAR", "control"},
-                                                       {"LDC", "control"},
-                                                       {"ULDC", "control"}};
-  auto it = m.find(base);
-  if (it != m.end()) return it->second;
-  if (!base.empty() && base[0] == 'U') return "control";  // uniform-datapath ops: not per-thread work
-  return "int";
-}
-
-bool gated_class(const std::string& cls, bool loop_overhead) {
-  if (cls == "control" || cls == "exit") return false;
-  if (cls == "int" || cls == "branch") return loop_overhead;
-  return true;
-}
-
-std::vector<SassFunction> parse_sass(const std::string& text) {
-  std::vector<SassFunction> out;
-  struct Inst {
-    long addr;
-    std::string op;
-    long target = -1;
-  };
-  std::vector<Inst> insts;
-  std::string fname;
-  auto flush = [&]() {
-    if (fname.empty()) return;
-    SassFunction f;
-    f.function = fname;
-    f.kernel = twin_kernel_name(fname);
-    // called subroutines (placed after the body's EXIT): not part of the straight-line body
-    long sub_start = -1;
-    for (const auto& i : insts)
-      if (i.op.rfind("CALL", 0) == 0 && i.target > i.addr && (sub_start < 0 || i.target < sub_start))
-        sub_start = i.target;
-    if (sub_start >= 0) {
-      for (const auto& i : insts) f.subroutine_insts += i.addr >= sub_start;
-      insts.erase(std::remove_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.addr >= sub_start; }),
-                  insts.end());
-    }
-    for (const auto& i : insts)
-      if (sass_class(i.op) != "control") f.whole_hist[sass_class(i.op)]++;
-    // loops: backward branches (a branch to itself is the trap after the last EXIT that ends every
-    // function, not a loop). A loop nests in another when its region lies inside the other's.
-    for (const auto& b : insts)
-      if (b.target >= 0 && b.target < b.addr && b.op.rfind("BRA", 0) == 0) {
-        SassLoop l;
-        l.lo = b.target, l.hi = b.addr;
-        for (const auto& i : insts)
-          if (i.addr >= l.lo && i.addr <= l.hi) {
-            std::string c = sass_class(i.op);
-            if (c != "control") l.hist[c]++;
-            if (gated_class(c, false)) ++l.gated;
-          }
-        f.loops.push_back(l);
-      }
-    auto inside = [](const SassLoop& a, const SassLoop& b) {  // a nests in b
-      return &a != &b && a.lo >= b.lo && a.hi <= b.hi && (a.lo != b.lo || a.hi != b.hi);
-    };
-    for (auto& l : f.loops)
-      for (const auto& n : f.loops) {
-        if (!inside(n, l)) continue;
-        bool direct = true;
-        for (const auto& m : f.loops)
-          if (inside(n, m) && inside(m, l)) direct = false;
-        l.direct_nested += direct;
-      }
-    // the default main loop: the innermost loop with the most gated work (a loop without gated work, a
-    // spin or a copy of integers, is not the main loop)
-    const SassLoop* best = nullptr;
-    for (const auto& l : f.loops)
-      if (l.direct_nested == 0 && l.gated > (best ? best->gated : 0)) best = &l;
-    if (best) {
-      f.has_loop = true;
-      f.loop_hist = best->hist;
-    }
-    out.push_back(std::move(f));
-    insts.clear();
-    fname.clear();
-  };
-  std::istringstream in(text);
-  std::string line;
-  static const std::regex fn(R"(Function : (\S+))"),
-      ins(R"(/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);)"), tgt(R"(0x([0-9a-f]+))");
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (std::regex_search(line, m, fn)) {
-      flush();
-      fname = m[1];
-    } else if (!fname.empty() && std::regex_search(line, m, ins)) {
-      // `@!PT`: predicated on constant false, never executed (ptxas pads with `@!PT LDS RZ, [RZ]`)
-      if (m[2].matched && m[2].str().rfind("@!PT", 0) == 0) continue;
-      Inst i{std::stol(m[1], nullptr, 16), m[3]};
-      std::string rest = m[4];
-      // HFMA2.MMA Rd, -RZ, RZ, imm, imm: the compiler's constant move on the MMA datapath, not fp16 work
-      if (i.op == "HFMA2.MMA" && rest.find(", -RZ, RZ,") != std::string::npos) i.op = "MOV";
-      std::smatch t;
-      if ((i.op.rfind("BRA", 0) == 0 || i.op.rfind("CALL", 0) == 0) && std::regex_search(rest, t, tgt))
-        i.target = std::stol(t[1], nullptr, 16);
-      insts.push_back(i);
-    }
-  }
-  flush();
-  return out;
-}
-
 std::string read_gz(const std::string& path) {
   if (!std::filesystem::exists(path)) return "";
   std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
@@ -456,6 +306,13 @@ void loop_spans(const std::vector<ir::Stmt>& body, std::vector<std::pair<int, in
     }
   }
 }
+// Whether source `line` of loop `span` lies in a loop nested in it (not directly in its body).
+bool in_inner_loop(int line, std::pair<int, int> span, const std::vector<std::pair<int, int>>& spans) {
+  for (const auto& [m0, m1] : spans)
+    if (std::make_pair(m0, m1) != span && m0 >= span.first && m1 <= span.second && line >= m0 && line <= m1)
+      return true;
+  return false;
+}
 IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
   IrLoop best;
   std::vector<std::pair<int, int>> spans;
@@ -479,9 +336,7 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
       std::string c(ir::op_class_name(P.insts[i].op));
       cls[c] += double(runs[i]);
       if (gated_class(c, false)) work += double(runs[i]);
-      bool nested = false;  // directly in this loop's body?
-      for (const auto& [m0, m1] : spans)
-        if ((m0 != l0 || m1 != l1) && m0 >= l0 && m1 <= l1 && line >= m0 && line <= m1) nested = true;
+      bool nested = in_inner_loop(line, {l0, l1}, spans);
       if (!nested && gated_class(c, false)) iters = std::max(iters, double(runs[i]));
       most = std::max(most, double(runs[i]));
     }
@@ -528,11 +383,7 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
     for (size_t i = 0; i < P.insts.size(); ++i) {
       int line = P.infos[i].loc.line;
       if (!runs[i] || !in_loop(i) || line == sp.first) continue;
-      bool nested = false;
-      for (const auto& [m0, m1] : spans)
-        if ((m0 != sp.first || m1 != sp.second) && m0 >= sp.first && m1 <= sp.second && line >= m0 && line <= m1)
-          nested = true;
-      if (!nested) iters = std::max(iters, double(runs[i]));
+      if (!in_inner_loop(line, sp, spans)) iters = std::max(iters, double(runs[i]));
     }
     if (iters <= 0)  // a body all in inner (unrolled) loops: groups x unroll
       iters = double(runs[groups_of.at(sp.first)]) * double(u);
