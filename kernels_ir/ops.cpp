@@ -147,6 +147,7 @@ std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std:
   OpDesc d;
   if (m == "cp.async.commit") { d.form = Form::kCommit, d.op = OpClass::kCpAsyncCommit; return d; }
   if (m == "cp.async.wait") { d.form = Form::kWait, d.op = OpClass::kCpAsyncWait, d.min_src = d.max_src = 1; return d; }
+  if (m == "slot") { d.form = Form::kAlu, d.op = OpClass::kSlot; return d; }  // an issue slot, nothing else
   if (m == "bar.sync") { d.form = Form::kBar, d.op = OpClass::kBarSync, d.max_src = 1; return d; }
   if (m == "mbarrier.init") { d.form = Form::kMbarInit, d.op = OpClass::kMbarInit, d.min_src = d.max_src = 1; d.space = MemSpace::kShared; d.dtype = DType::kU64; return d; }
   if (m == "mbarrier.arrive") { d.form = Form::kMbarArrive, d.op = OpClass::kMbarArrive; d.space = MemSpace::kShared; d.dtype = DType::kU64; return d; }

@@ -544,7 +544,7 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
           if (gated_class(k, false)) ir_key += v, classes.insert(k);
         for (const auto& [k, v] : h)
           if (gated_class(k, false)) sass_key += v, classes.insert(k);
-        if (gate_loop_overhead) classes.insert({"int", "branch"});
+        if (gate_loop_overhead) classes.insert({"int", "branch", "slot"});
         double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
         double worst = 0;
         nlohmann::json d = nlohmann::json::object();
@@ -556,7 +556,7 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
           d[k] = {{"ir_x_unroll", iv}, {"sass", sv}, {"rel_diff_pct", rel * 100}};
         }
         // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
-        for (const char* k : {"int", "branch"})
+        for (const char* k : {"int", "branch", "slot"})
           if (!gate_loop_overhead)
             d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
                                                   {"sass", h.count(k) ? h.at(k) : 0}};

@@ -44,7 +44,7 @@ std::string sass_class(const std::string& op) {
                                                        {"BAR", "bar_sync"},
                                                        {"BRA", "branch"},
                                                        {"EXIT", "control"},
-                                                       {"NOP", "control"},
+                                                       {"NOP", "slot"},
                                                        {"BSSY", "control"},
                                                        {"BSYNC", "control"},
                                                        {"WARPSYNC", "control"},
@@ -55,17 +55,17 @@ std::string sass_class(const std::string& op) {
                                                        {"CCTL", "control"},
                                                        {"ERRBAR", "control"},
                                                        {"MEMBAR", "control"},
-                                                       {"LDC", "control"},
-                                                       {"ULDC", "control"}};
+                                                       {"LDC", "slot"}};
   auto it = m.find(base);
   if (it != m.end()) return it->second;
-  if (!base.empty() && base[0] == 'U') return "control";  // uniform-datapath ops: not per-thread work
+  // uniform-datapath ops (UMOV, ULEA, UIADD3, ULDC ...): an issue slot each, not per-thread work
+  if (!base.empty() && base[0] == 'U') return "slot";
   return "int";
 }
 
 bool gated_class(const std::string& cls, bool loop_overhead) {
   if (cls == "control" || cls == "exit") return false;
-  if (cls == "int" || cls == "branch") return loop_overhead;
+  if (cls == "int" || cls == "branch" || cls == "slot") return loop_overhead;
   return true;
 }
 
@@ -143,9 +143,10 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
       flush();
       fname = m[1];
     } else if (!fname.empty() && std::regex_search(line, m, ins)) {
-      // `@!PT`: predicated on constant false, never executed (ptxas pads with `@!PT LDS RZ, [RZ]`)
-      if (m[2].matched && m[2].str().rfind("@!PT", 0) == 0) continue;
       Inst i{std::stol(m[1], nullptr, 16), m[3]};
+      // `@!PT`: predicated on constant false (ptxas pads with `@!PT LDS RZ, [RZ]`): it does nothing but
+      // is issued, an issue slot like a NOP (Nsight Compute's executed count of it equals its loop's, b10)
+      if (m[2].matched && m[2].str().rfind("@!PT", 0) == 0) i.op = "NOP";
       std::string rest = m[4];
       // HFMA2.MMA Rd, -RZ, RZ, imm, imm: the compiler's constant move on the MMA datapath, not fp16 work
       if (i.op == "HFMA2.MMA" && rest.find(", -RZ, RZ,") != std::string::npos) i.op = "MOV";

@@ -256,6 +256,18 @@ MemRef Compiler::mem_operand(const Expr& e, MemSpace space, const std::string& m
   return m;
 }
 
+// An integer multiply or multiply-add: `imul`, `imad`, or an `iexpr` whose value is a * b, a * b + c
+// or c + a * b (one IMAD / IMUL in SASS, which the FP32 FMA datapath also executes; other integer
+// instructions, IADD3 / LOP3 / SHF / ISETP, only the INT pipe).
+static bool is_int_mad(const Instr& in, const OpDesc& d) {
+  if (d.form == Form::kIntAlu) return d.int_op == ExprOp::kMul || d.int_op == ExprOp::kSelect;
+  if (d.form != Form::kIExpr || in.srcs.empty()) return false;
+  const Expr& e = in.srcs[0];
+  if (e.op == ExprOp::kMul) return true;
+  if (e.op != ExprOp::kAdd && e.op != ExprOp::kSub) return false;
+  return e.args.size() == 2 && (e.args[0].op == ExprOp::kMul || e.args[1].op == ExprOp::kMul);
+}
+
 void Compiler::int_value(const Instr& in, const OpDesc& d, CInst& ci) {
   if (in.srcs.empty()) return;
   Expr v;
@@ -286,6 +298,7 @@ void Compiler::instr(const Instr& in, const Loc& loc) {
   ci.form = d->form, ci.op = d->op, ci.dtype = d->dtype, ci.cache_global = d->cache_global,
   ci.flops_lane = d->flops_per_lane;
   ci.mma = d->mma;
+  ci.int_mad = is_int_mad(in, *d);
   std::vector<uint16_t> rr;
   if (in.pred) ci.pred = expr(*in.pred, &rr);
   if (d->has_dst && (in.dsts.empty() || in.dsts.size() > size_t(kMaxDst)))

@@ -40,6 +40,8 @@ enum class OpClass : uint8_t {
   kMbarArrive,     // mbarrier.arrive [addr2[0]]
   kMbarWait,       // mbarrier.try_wait.parity [addr2[0]], imm = phase parity
   kBranch,         // loop-control branch (BRA): an issue slot, reads the loop predicate (docs/ir.md "Loop control")
+  kSlot,           // `slot`: an issue slot and no per-thread pipe (uniform-datapath ops, constant loads, NOP and
+                   // predicated-off padding in the compiled code: UMOV, ULEA, UIADD3, ULDC, LDC, NOP, @!PT ...)
   kExit,           // the warp has finished (never returned by next(); listed for stats)
   kCount
 };
@@ -85,6 +87,8 @@ struct DynInst {
   uint8_t access_bytes = 0;                  // bytes per lane for memory ops (vector width x dtype size)
   DType dtype = DType::kF32;                 // element type of the operation
   bool cache_global = true;                  // ld.global.ca (true) or .cg (false: bypass L1)
+  bool int_mad = false;                      // kInt: an integer multiply(-add), IMAD / IMUL, which the FP32
+                                             // FMA datapath also executes (sm.int_on_fma)
   uint16_t dst[kMaxDst] = {kNoReg, kNoReg};  // register ids written (scoreboard)
   uint16_t src[kMaxSrc] = {kNoReg, kNoReg, kNoReg, kNoReg, kNoReg, kNoReg};  // register ids read
   uint32_t active = 0;             // lanes that execute this instruction (after predicates)

@@ -120,7 +120,7 @@ void WarpExecutor::State::values(const CInst& ci, uint32_t act, const DynInst& o
 void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, DynInst& out) {
   uint32_t act = ci.pred == kNoExpr ? mask : ev.mask_of(ci.pred, mask);
   out.op = ci.op, out.n_dst = ci.n_dst, out.n_src = ci.n_src, out.access_bytes = ci.access_bytes;
-  out.dtype = ci.dtype, out.cache_global = ci.cache_global;
+  out.dtype = ci.dtype, out.cache_global = ci.cache_global, out.int_mad = ci.int_mad;
   for (int i = 0; i < kMaxDst; ++i) out.dst[i] = i < ci.n_dst ? reg_id(ci.dst[i]) : kNoReg;
   for (int i = 0; i < kMaxSrc; ++i) out.src[i] = i < ci.n_src ? reg_id(ci.src[i]) : kNoReg;
   out.active = act, out.live = live, out.static_id = sid, out.mma = ci.mma;

@@ -189,7 +189,7 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
 
 uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
   uint64_t unit = sp.pipe_free[int(w.pipe)];
-  if (w.pipe == Pipe::kInt && specs_.sm.int_on_fma) unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
+  if (w.pipe == Pipe::kInt && w.inst.int_mad && specs_.sm.int_on_fma) unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
   uint64_t e = std::max(w.dep_ready, unit);
   if (w.gate == Gate::kGlobal)
     e = std::max(e, l1_free_);
@@ -268,10 +268,14 @@ void Sm::issue(uint16_t wi, uint64_t c) {
   SubPartition& sp = sps_[w.sp];
   Pipe p = w.pipe;
   if (p != Pipe::kTensor) {
-    // an integer instruction takes the FMA pipe when the INT pipe is still busy (sm.int_on_fma)
-    Pipe unit = p == Pipe::kInt && specs_.sm.int_on_fma && sp.pipe_free[int(p)] > c ? Pipe::kFp32 : p;
-    sp.pipe_free[int(unit)] = c + ii_[int(unit)];
-    *ctr_[kPipeBusyBase + int(unit)] += ii_[int(unit)];
+    // an integer multiply-add (IMAD / IMUL) takes the FMA pipe when the INT pipe is still busy
+    // (sm.int_on_fma); IADD3, LOP3, SHF, ISETP and the rest only run on the INT pipe. There it runs at
+    // the integer rate (the INT pipe's lanes): Hopper's IMAD uses only the FMA-heavy half of the FMA
+    // datapath, 64 multiply-adds per SM per clock as on Ampere [NCU-pipes, CUDA-tput]
+    Pipe unit = p == Pipe::kInt && in.int_mad && specs_.sm.int_on_fma && sp.pipe_free[int(p)] > c ? Pipe::kFp32 : p;
+    uint32_t ii = ii_[int(p)];
+    sp.pipe_free[int(unit)] = c + ii;
+    *ctr_[kPipeBusyBase + int(unit)] += ii;
   }
   w.ready_from = c + 1;
   switch (p) {

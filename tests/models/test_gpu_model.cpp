@@ -199,5 +199,46 @@ TEST(Determinism, SimulationsOnTwoThreadsEqualEachAlone) {
   EXPECT_EQ(par_q, alone_q);
 }
 
+
+// Cycles per warp instruction of one sub-partition: 4 warps per sub-partition, each 8 independent
+// chains of `body` (an integer instruction), on one H200 SM.
+double int_cycles_per_inst(const std::string& body, const std::vector<std::string>& sets = {}) {
+  auto run = [&](int64_t n) {
+    auto p = testing::inline_kernel(R"(kernel ints(n) {
+  grid 1
+  block 512
+  buffer out : f32[512]
+  reg r[8]
+  loop i in 0 .. n unroll 64 {
+    )" + body + R"(
+  }
+  st.global out[tid.x], r[0]
+})",
+                                    {{"n", n}});
+    std::vector<std::string> s = sets;
+    s.push_back("sm.count=1");
+    return double(testing::run_one("h200-sxm", *p, s).cycles);
+  };
+  return (run(4096) - run(1024)) / 3072.0 / 4.0;  // 4 warps per sub-partition
+}
+
+TEST(IntegerPipe, OnlyMultiplyAddsAlsoIssueOnTheFmaPipe) {
+  // Hopper's INT pipe has 16 lanes per sub-partition (2 cycles per warp instruction); IMAD and IMUL
+  // also run on the 32-lane FMA datapath [NCU-pipes], so a stream of them issues every cycle, while
+  // IADD3 / LOP3 / SHF stay at the INT pipe's rate.
+  double mad = int_cycles_per_inst("r[i % 8] = iexpr r[i % 8] * 3 + i");
+  double add = int_cycles_per_inst("r[i % 8] = iexpr r[i % 8] - r[i % 8] + i");
+  double imad = int_cycles_per_inst("r[i % 8] = imad r[i % 8], 3, i");
+  double iadd = int_cycles_per_inst("r[i % 8] = iadd r[i % 8], i");
+  double shl = int_cycles_per_inst("r[i % 8] = shl r[i % 8], 1");
+  EXPECT_NEAR(add, 2.0, 0.15);
+  EXPECT_NEAR(iadd, 2.0, 0.15);
+  EXPECT_NEAR(shl, 2.0, 0.15);
+  EXPECT_NEAR(mad, 1.0, 0.1);
+  EXPECT_NEAR(imad, 1.0, 0.1);
+  // without the FMA datapath (sm.int_on_fma = false) multiply-adds take the INT pipe's rate too
+  EXPECT_NEAR(int_cycles_per_inst("r[i % 8] = iexpr r[i % 8] * 3 + i", {"sm.int_on_fma=false"}), 2.0, 0.15);
+}
+
 }  // namespace
 }  // namespace gtsim::gpu

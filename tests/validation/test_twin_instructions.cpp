@@ -56,9 +56,9 @@ TEST(TwinFidelity, GemmTiledIssuesTheTwinsWarpInstructionsWithinTenPercent) {
   }
 }
 
-// ptxas pads cp.async groups with `@!PT LDS RZ, [RZ]`: predicated on constant false, never executed,
-// so not shared-memory work of the loop.
-TEST(TwinFidelity, InstructionsPredicatedOnConstantFalseAreNotCounted) {
+// ptxas pads cp.async groups with `@!PT LDS RZ, [RZ]`: predicated on constant false, so not
+// shared-memory work of the loop, but issued (an issue slot, class "slot", as NOP and the uniform ops).
+TEST(TwinFidelity, InstructionsPredicatedOnConstantFalseCountAsIssueSlots) {
   const std::string sass =
       "        Function : _ZN5twins4copyEPfi\n"
       "        /*0000*/                   MOV R1, c[0x0][0x28] ;\n"
@@ -71,7 +71,8 @@ TEST(TwinFidelity, InstructionsPredicatedOnConstantFalseAreNotCounted) {
   ASSERT_EQ(f.size(), 1u);
   ASSERT_TRUE(f[0].has_loop);
   EXPECT_EQ(f[0].loop_hist["cp_async"], 1);
-  EXPECT_EQ(f[0].loop_hist["ld_shared"], 1);  // the @P0 one; the @!PT one is padding
+  EXPECT_EQ(f[0].loop_hist["ld_shared"], 1);  // the @P0 one; the @!PT one is padding: issued, no work
+  EXPECT_EQ(f[0].loop_hist["slot"], 1);
 }
 
 // At VEC 1 and 2 the twin's tile copies stay rolled inside the k-loop (2 copies per pass). The

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -61,6 +61,23 @@ if has vec; then
   run timeout 150 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 5 $SECT --metrics $PM \
     --csv --page raw --log-file "$D/ncu_gemm_vec.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_vec.csv.err" 2>&1
   tail -c 300 "$D/ncu_gemm_vec.csv.err"; wc -l "$D/ncu_gemm_vec.csv"; pack
+fi
+# `pipes`: the same five gemm_tiled launches with the instruction-mix sections (executed instructions
+# per pipe: ALU, FMA / FMA-heavy, uniform ...), the per-pipe counts by name, then the per-SASS-instruction
+# executed counts and stall samples (SourceCounters, --page source) of the VEC 1 and VEC 2 launches
+if has pipes; then
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 5 --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section WarpStateStats --section SchedulerStats --metrics $PM --csv --page raw \
+    --log-file "$D/ncu_gemm_pipes.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_pipes.csv.err" 2>&1
+  tail -c 300 "$D/ncu_gemm_pipes.csv.err"; wc -l "$D/ncu_gemm_pipes.csv"; pack
+  P=smsp__inst_executed.sum,sm__inst_executed_pipe_alu.sum,sm__inst_executed_pipe_fma.sum,sm__inst_executed_pipe_fmaheavy.sum,sm__inst_executed_pipe_fmalite.sum,sm__inst_executed_pipe_uniform.sum,sm__inst_executed_pipe_lsu.sum,sm__inst_executed_pipe_adu.sum,sm__inst_executed_pipe_cbu.sum,sm__cycles_active.max
+  run timeout 120 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 5 --metrics $P --csv --page raw \
+    --log-file "$D/ncu_gemm_pipe_counts.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_pipe_counts.csv.err" 2>&1
+  tail -c 300 "$D/ncu_gemm_pipe_counts.csv.err"; wc -l "$D/ncu_gemm_pipe_counts.csv"; pack
+  run timeout 200 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-skip 1 --launch-count 2 \
+    --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+    --log-file "$D/ncu_gemm_source.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_source.csv.err" 2>&1
+  tail -c 300 "$D/ncu_gemm_source.csv.err"; wc -l "$D/ncu_gemm_source.csv"; gzip -f "$D/ncu_gemm_source.csv"; pack
 fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
