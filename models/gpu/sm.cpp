@@ -189,7 +189,8 @@ void Sm::wake(uint32_t s, uint64_t cycle) {
 
 uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
   uint64_t unit = sp.pipe_free[int(w.pipe)];
-  if (w.pipe == Pipe::kInt && w.inst.int_mad && specs_.sm.int_on_fma) unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
+  if (w.pipe == Pipe::kInt && w.inst.int_mad && specs_.sm.int_on_fma)
+    unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
   uint64_t e = std::max(w.dep_ready, unit);
   if (w.gate == Gate::kGlobal)
     e = std::max(e, l1_free_);

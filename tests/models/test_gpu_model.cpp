@@ -199,7 +199,6 @@ TEST(Determinism, SimulationsOnTwoThreadsEqualEachAlone) {
   EXPECT_EQ(par_q, alone_q);
 }
 
-
 // Cycles per warp instruction of one sub-partition: 4 warps per sub-partition, each 8 independent
 // chains of `body` (an integer instruction), on one H200 SM.
 double int_cycles_per_inst(const std::string& body, const std::vector<std::string>& sets = {}) {
