@@ -86,13 +86,29 @@ bool is_atom_op(std::string_view s) {
 
 // Memory-op suffixes: cache hints, vector width, dtype, atomic op.
 bool mem_suffix(std::string_view s, OpDesc& d, bool* atom_op, std::string* err) {
-  if (s == "ca") { d.cache_global = true; return true; }
-  if (s == "cg") { d.cache_global = false; return true; }
+  if (s == "ca") {
+    d.cache_global = true;
+    return true;
+  }
+  if (s == "cg") {
+    d.cache_global = false;
+    return true;
+  }
   if (s == "volatile" || s == "cs" || s == "lu" || s == "nc") return true;
-  if (s == "v()") { d.vec = 0; return true; }
+  if (s == "v()") {
+    d.vec = 0;
+    return true;
+  }
   if (s.size() > 1 && s[0] == 'v' && to_int(s.substr(1), &d.vec) && d.vec >= 1 && d.vec <= 32) return true;
-  if (auto t = parse_dtype(s)) { d.dtype = *t; d.dtype_given = true; return true; }
-  if (is_atom_op(s)) { *atom_op = true; return true; }
+  if (auto t = parse_dtype(s)) {
+    d.dtype = *t;
+    d.dtype_given = true;
+    return true;
+  }
+  if (is_atom_op(s)) {
+    *atom_op = true;
+    return true;
+  }
   *err = "unknown suffix '." + std::string(s) + "', expected ca, cg, vN, v(EXPR), a dtype or an atomic op";
   return false;
 }
@@ -118,9 +134,15 @@ std::optional<OpDesc> decode_memory(const std::vector<std::string_view>& seg, st
     bool red = seg[0] == "red";
     d.form = red ? Form::kRed : Form::kAtom, d.has_dst = !red, d.min_src = 1, d.max_src = 2;
     d.op = global ? OpClass::kAtomGlobal : OpClass::kAtomShared;
-    if (!atom_op) { *err = "atomic needs an operation, expected e.g. ." + std::string(seg[0]) + "." + std::string(seg[1]) + ".add"; return std::nullopt; }
+    if (!atom_op) {
+      *err = "atomic needs an operation, expected e.g. ." + std::string(seg[0]) + "." + std::string(seg[1]) + ".add";
+      return std::nullopt;
+    }
   }
-  if ((seg[0] == "ld" || seg[0] == "st") && atom_op) { *err = "an atomic op suffix on a plain load/store, expected atom or red"; return std::nullopt; }
+  if ((seg[0] == "ld" || seg[0] == "st") && atom_op) {
+    *err = "an atomic op suffix on a plain load/store, expected atom or red";
+    return std::nullopt;
+  }
   return d;
 }
 
@@ -129,15 +151,30 @@ std::optional<OpDesc> decode_mma(const std::vector<std::string_view>& seg, bool 
   d.form = Form::kMma, d.op = wgmma ? OpClass::kWgmma : OpClass::kMma, d.has_dst = true;
   d.min_src = 2, d.max_src = 3;
   size_t i = wgmma ? 1 : 2;
-  if (!wgmma && (seg.size() < 2 || seg[1] != "sync")) { *err = "expected mma.sync"; return std::nullopt; }
-  if (seg.size() != i + 3) { *err = "expected " + std::string(wgmma ? "wgmma.m64nNk16" : "mma.sync.mMnNkK") + ".AB.ACC, e.g. .bf16.f32"; return std::nullopt; }
+  if (!wgmma && (seg.size() < 2 || seg[1] != "sync")) {
+    *err = "expected mma.sync";
+    return std::nullopt;
+  }
+  if (seg.size() != i + 3) {
+    *err = "expected " + std::string(wgmma ? "wgmma.m64nNk16" : "mma.sync.mMnNkK") + ".AB.ACC, e.g. .bf16.f32";
+    return std::nullopt;
+  }
   int m = 0, n = 0, k = 0;
   std::string shape(seg[i]);
-  if (sscanf(shape.c_str(), "m%dn%dk%d", &m, &n, &k) != 3) { *err = "bad mma shape '" + shape + "', expected mMnNkK"; return std::nullopt; }
+  if (sscanf(shape.c_str(), "m%dn%dk%d", &m, &n, &k) != 3) {
+    *err = "bad mma shape '" + shape + "', expected mMnNkK";
+    return std::nullopt;
+  }
   auto ab = parse_dtype(seg[i + 1]), acc = parse_dtype(seg[i + 2]);
-  if (!ab || !acc) { *err = "bad mma dtypes, expected .AB.ACC such as .bf16.f32"; return std::nullopt; }
+  if (!ab || !acc) {
+    *err = "bad mma dtypes, expected .AB.ACC such as .bf16.f32";
+    return std::nullopt;
+  }
   d.mma = MmaKind{uint8_t(m), uint8_t(n), uint8_t(k), *ab, *acc};
-  if (m > 255 || n > 255 || k > 255) { *err = "mma shape too large"; return std::nullopt; }
+  if (m > 255 || n > 255 || k > 255) {
+    *err = "mma shape too large";
+    return std::nullopt;
+  }
   d.dtype = *ab;
   if (!valid_mma(d.mma, wgmma, err)) return std::nullopt;
   return d;
@@ -145,18 +182,48 @@ std::optional<OpDesc> decode_mma(const std::vector<std::string_view>& seg, bool 
 
 std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std::string_view m, std::string* err) {
   OpDesc d;
-  if (m == "cp.async.commit") { d.form = Form::kCommit, d.op = OpClass::kCpAsyncCommit; return d; }
-  if (m == "cp.async.wait") { d.form = Form::kWait, d.op = OpClass::kCpAsyncWait, d.min_src = d.max_src = 1; return d; }
-  if (m == "slot") { d.form = Form::kAlu, d.op = OpClass::kSlot; return d; }  // an issue slot, nothing else
-  if (m == "bar.sync") { d.form = Form::kBar, d.op = OpClass::kBarSync, d.max_src = 1; return d; }
-  if (m == "mbarrier.init") { d.form = Form::kMbarInit, d.op = OpClass::kMbarInit, d.min_src = d.max_src = 1; d.space = MemSpace::kShared; d.dtype = DType::kU64; return d; }
-  if (m == "mbarrier.arrive") { d.form = Form::kMbarArrive, d.op = OpClass::kMbarArrive; d.space = MemSpace::kShared; d.dtype = DType::kU64; return d; }
-  if (m == "mbarrier.wait") { d.form = Form::kMbarWait, d.op = OpClass::kMbarWait, d.min_src = d.max_src = 1; d.space = MemSpace::kShared; d.dtype = DType::kU64; return d; }
+  if (m == "cp.async.commit") {
+    d.form = Form::kCommit, d.op = OpClass::kCpAsyncCommit;
+    return d;
+  }
+  if (m == "cp.async.wait") {
+    d.form = Form::kWait, d.op = OpClass::kCpAsyncWait, d.min_src = d.max_src = 1;
+    return d;
+  }
+  if (m == "slot") {
+    d.form = Form::kAlu, d.op = OpClass::kSlot;
+    return d;
+  }  // an issue slot, nothing else
+  if (m == "bar.sync") {
+    d.form = Form::kBar, d.op = OpClass::kBarSync, d.max_src = 1;
+    return d;
+  }
+  if (m == "mbarrier.init") {
+    d.form = Form::kMbarInit, d.op = OpClass::kMbarInit, d.min_src = d.max_src = 1;
+    d.space = MemSpace::kShared;
+    d.dtype = DType::kU64;
+    return d;
+  }
+  if (m == "mbarrier.arrive") {
+    d.form = Form::kMbarArrive, d.op = OpClass::kMbarArrive;
+    d.space = MemSpace::kShared;
+    d.dtype = DType::kU64;
+    return d;
+  }
+  if (m == "mbarrier.wait") {
+    d.form = Form::kMbarWait, d.op = OpClass::kMbarWait, d.min_src = d.max_src = 1;
+    d.space = MemSpace::kShared;
+    d.dtype = DType::kU64;
+    return d;
+  }
   if (seg[0] == "cp" && seg.size() >= 3 && seg[1] == "async") {
     d.form = Form::kCpAsync, d.op = OpClass::kCpAsync, d.space = MemSpace::kShared;
     size_t i = 2;
     if (seg[i] == "ca" || seg[i] == "cg") d.cache_global = seg[i++] == "ca";
-    if (i + 1 != seg.size() || !to_int(seg[i], &d.cp_bytes)) { *err = "expected cp.async(.ca|.cg).N with N = 4, 8 or 16 bytes"; return std::nullopt; }
+    if (i + 1 != seg.size() || !to_int(seg[i], &d.cp_bytes)) {
+      *err = "expected cp.async(.ca|.cg).N with N = 4, 8 or 16 bytes";
+      return std::nullopt;
+    }
     return d;
   }
   if (seg[0] == "ldmatrix" || seg[0] == "stmatrix") {
@@ -165,7 +232,10 @@ std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std:
     d.space = MemSpace::kShared, d.has_dst = ld, d.min_src = d.max_src = ld ? 0 : 1, d.dtype = DType::kBf16;
     bool ok = seg.size() >= 2 && (seg[1] == "x1" || seg[1] == "x2" || seg[1] == "x4");
     for (size_t i = 2; ok && i < seg.size(); ++i) ok = seg[i] == "trans";
-    if (!ok) { *err = "expected " + std::string(seg[0]) + ".x1|.x2|.x4 with optional .trans"; return std::nullopt; }
+    if (!ok) {
+      *err = "expected " + std::string(seg[0]) + ".x1|.x2|.x4 with optional .trans";
+      return std::nullopt;
+    }
     d.ldm_rows = seg[1][1] - '0';
     return d;
   }
@@ -183,7 +253,8 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 bool valid_mma(const MmaKind& k, bool wgmma, std::string* error) {
   auto is = [&](DType t, std::initializer_list<DType> l) {
-    for (auto x : l) if (x == t) return true;
+    for (auto x : l)
+      if (x == t) return true;
     return false;
   };
   bool ok = false;
@@ -217,14 +288,20 @@ std::optional<OpDesc> decode_mnemonic(std::string_view m, std::string* err) {
     OpDesc d;
     d.form = a.is_int ? Form::kIntAlu : Form::kAlu, d.op = a.op, d.dtype = a.dtype, d.flops_per_lane = a.flops;
     d.min_src = d.max_src = a.nsrc, d.has_dst = true, d.int_op = a.int_op;
-    if (seg.size() > 1 && !parse_dtype(seg.back())) { *err = "unknown suffix on '" + std::string(m) + "', expected a dtype"; return std::nullopt; }
+    if (seg.size() > 1 && !parse_dtype(seg.back())) {
+      *err = "unknown suffix on '" + std::string(m) + "', expected a dtype";
+      return std::nullopt;
+    }
     return d;
   }
   if (seg[0] == "setp") {
     OpDesc d;
     d.form = Form::kIntAlu, d.op = OpClass::kInt, d.min_src = d.max_src = 2, d.has_dst = true, d.dtype = DType::kI32;
     for (const auto& c : kCmp)
-      if (seg.size() >= 2 && seg[1] == c.name) { d.int_op = c.op; return d; }
+      if (seg.size() >= 2 && seg[1] == c.name) {
+        d.int_op = c.op;
+        return d;
+      }
     *err = "setp needs a comparison, expected setp.lt|le|gt|ge|eq|ne";
     return std::nullopt;
   }
@@ -238,7 +315,10 @@ std::optional<OpDesc> decode_mnemonic(std::string_view m, std::string* err) {
     d.form = Form::kShfl, d.op = OpClass::kShuffle, d.min_src = d.max_src = 2, d.has_dst = true;
     static constexpr std::string_view kModes[] = {"bfly", "up", "down", "idx"};
     for (int i = 0; i < 4; ++i)
-      if (seg.size() >= 2 && seg[1] == kModes[i]) { d.shfl = ShflMode(i); return d; }
+      if (seg.size() >= 2 && seg[1] == kModes[i]) {
+        d.shfl = ShflMode(i);
+        return d;
+      }
     *err = "shfl needs a mode, expected shfl.bfly|up|down|idx";
     return std::nullopt;
   }
