@@ -218,6 +218,7 @@ std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std:
   }
   if (seg[0] == "cp" && seg.size() >= 3 && seg[1] == "async") {
     d.form = Form::kCpAsync, d.op = OpClass::kCpAsync, d.space = MemSpace::kShared;
+    d.max_src = 1;  // optional src-size (bytes read from global; the rest of the copy is zero-filled)
     size_t i = 2;
     if (seg[i] == "ca" || seg[i] == "cg") d.cache_global = seg[i++] == "ca";
     if (i + 1 != seg.size() || !to_int(seg[i], &d.cp_bytes)) {

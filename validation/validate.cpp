@@ -75,6 +75,12 @@ std::string role_of(const MeasuredPoint& p) {
 double nan() { return std::nan(""); }
 }  // namespace
 
+double runner_work(const MeasuredPoint& p) {
+  for (const char* col : {"tflops", "tbps", "gbps"})  // the application runners' throughput columns
+    if (double tput = p.num(col), med = p.num("median_us"); tput > 0 && med > 0) return tput * med;
+  return std::nan("");
+}
+
 ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
                           const ValidationOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
@@ -224,6 +230,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     r.role = modelled ? role_of(p) : "excluded";
     r.meas = p.time_us;
     r.meas_spread = p.max_us - p.min_us;
+    r.work = runner_work(p);
     std::string twin_failure = !modelled ? "" : micro ? micro_failure(p) : app_failure(p, am);
     if (!modelled)
       r.reason = micro ? "no IR kernel of that name" : am.reason;
@@ -392,7 +399,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       std::map<std::string, Sweep> sw;
       for (auto* p : v) {
         Sweep& w = sw[p->sweep];
-        w.meas.push_back(1 / p->meas), w.sim.push_back(1 / p->sim);
+        // throughput: a size sweep is ranked on how well each size uses the GPU, not on its size
+        w.meas.push_back(p->rate(p->meas)), w.sim.push_back(p->rate(p->sim));
         w.tol.push_back(3 * p->meas_spread / p->meas);  // the step criterion's resolution, relative
       }
       auto lowest = [](double& into, double rho) {

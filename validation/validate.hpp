@@ -24,11 +24,18 @@ struct PointResult {
   std::string quantity = "time", unit = "us";
   double meas = 0, sim = std::nan("");  // the compared quantity (time, or ns/hop for the chase)
   double meas_spread = 0;               // of the compared quantity, absolute
+  double work = std::nan("");           // the runner's work measure (its throughput column x its median time), if any
+  // The throughput the Spearman ranks: work / t where the runner recorded a throughput, else 1 / t.
+  double rate(double t) const { return std::isfinite(work) ? work / t : 1 / t; }
   double meas_waves = std::nan(""), sim_waves = std::nan("");
   std::string sim_note;  // e.g. "extrapolated from work = 32, 64"
   nlohmann::json sim_counters = nlohmann::json::object();
   double err() const { return std::isfinite(sim) && meas > 0 ? meas / sim - 1 : std::nan(""); }  // on throughput
 };
+
+// The runner's work measure for a point: its throughput column (TFLOP/s, TB/s or GB/s) times its
+// median time (1e6 FLOP or bytes per unit); NaN where the runner records no throughput.
+double runner_work(const MeasuredPoint& p);
 
 struct FamilyStats {
   std::string name;

@@ -41,6 +41,7 @@ nlohmann::json ValidationReport::to_json() const {
       {"spearman", num(heldout_spearman)},
       {"spearman_raw", num(heldout_spearman_raw)},
       {"spearman_ties", "points within 3x their repeat spread of each other are tied, measured and simulated"},
+      {"spearman_ranks", "throughput: the runner's work / time where it records a throughput, else 1 / time"},
       {"families", fam_json(heldout_families)},
       {"weighting", "families weighted equally; MAPE on throughput (work / time)"}};
   j["fit_benchmark_other_points"] = fam_json(fitbench_families);

@@ -417,7 +417,7 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
       ci.value = expr(s[i], &rr);
       continue;
     }
-    if (d.form == Form::kShfl && i == 1) {
+    if ((d.form == Form::kShfl && i == 1) || d.form == Form::kCpAsync) {  // shfl lane / cp.async src-size
       ci.value = expr(s[i], &rr);
       continue;
     }

@@ -97,8 +97,10 @@ struct DynInst {
   uint32_t static_id = 0;          // index of the static instruction (Program::instruction(static_id))
   uint64_t flops = 0;              // floating-point operations of this warp instruction (all active lanes)
   MmaKind mma;                     // for kMma / kWgmma
-  uint32_t addr_active = 0;        // lanes whose addr/addr2 are meaningful: `active`, except ldmatrix/stmatrix
-                                   // .x1/.x2 (only lanes 0-7 / 0-15 supply row addresses)
+  uint32_t addr_active = 0;        // lanes whose addr is meaningful: `active`, except ldmatrix/stmatrix .x1/.x2
+                                   // (only lanes 0-7 / 0-15 supply row addresses) and a cp.async with a
+                                   // src-size operand (only lanes whose src-size is not 0 read global memory;
+                                   // every `active` lane writes its shared destination addr2, zeros past src-size)
   uint64_t addr[kWarpSize] = {};   // per-lane byte address: global virtual address, or shared offset in the CTA
   uint64_t addr2[kWarpSize] = {};  // cp.async shared destination; mbarrier address in addr2[0]
 };

@@ -130,6 +130,11 @@ void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, Dyn
   out.addr_active = 0;
   if (ci.vec != kNoExpr) out.access_bytes = uint8_t(ev.eval_u(ci.vec) * ci.m1.elem);
   if (ci.m1.idx != kNoExpr) addresses(ci.m1, out.addr), out.addr_active = act & ci.addr_lanes;
+  if (ci.op == OpClass::kCpAsync && ci.value != kNoExpr) {  // src-size: lanes copying 0 bytes read nothing
+    const int64_t* sz = lane_values(ev.eval(ci.value), tmp);
+    for (uint32_t m = out.addr_active; m; m &= m - 1)
+      if (sz[std::countr_zero(m)] <= 0) out.addr_active &= ~(1u << std::countr_zero(m));
+  }
   if (ci.m2.idx != kNoExpr) {
     addresses(ci.m2, out.addr2);
     if (ci.op == OpClass::kMbarInit || ci.op == OpClass::kMbarArrive || ci.op == OpClass::kMbarWait)

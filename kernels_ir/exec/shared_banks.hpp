@@ -25,7 +25,8 @@ struct SharedCost {
 };
 
 // `addr` (default: inst.addr) are byte offsets into the CTA's shared memory, `inst.access_bytes` per
-// lane, `inst.addr_active` the lanes supplying an address. A request with no active lane costs one
+// lane, `inst.addr_active` the lanes supplying an address (a cp.async: `inst.active`, every lane
+// writes its shared destination, zero-filled ones included). A request with no active lane costs one
 // wavefront.
 SharedCost shared_cost(const DynInst& inst, uint32_t banks, uint32_t bank_bytes, const uint64_t* addr = nullptr);
 

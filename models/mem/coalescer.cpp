@@ -33,7 +33,7 @@ const std::vector<LineRequest>& Coalescer::coalesce(const ir::DynInst& inst) {
   sectors_ = 0;
   uint32_t bytes = inst.access_bytes ? inst.access_bytes : 4;
   uint64_t line_bytes = line_mask_ + 1;
-  for (uint32_t active = inst.active; active; active &= active - 1) {
+  for (uint32_t active = inst.addr_active; active; active &= active - 1) {  // lanes that access global memory
     int lane = std::countr_zero(active);
     uint64_t a = inst.addr[lane];
     uint64_t room = line_bytes - (a & line_mask_);

@@ -90,3 +90,31 @@ TEST(ChaseAddresses, FollowTheLoadedValuesVisitingEveryNodeOnce) {
   EXPECT_EQ(int64_t(seen.size()), hops);  // every node exactly once per cycle
   EXPECT_EQ(loads, 1);
 }
+
+// cp.async's src-size (PTX: bytes read from the source, the rest of the copy zero-filled): a lane
+// copying 0 bytes reads no global memory but still writes its shared destination, as the twins' edge
+// tiles do (validation/cuda/apps.cuh cp_async). Predicated off, the same lanes write nothing.
+TEST(TraceSectors, CpAsyncZeroFillWritesSharedWithoutReadingGlobal) {
+  auto p = build_text(R"(kernel k() {
+  grid 1 block 32
+  buffer g : f32[64]
+  shared s : f32[64]
+  cp.async.ca.8 s[lane * 2], g[lane * 2], select(lane < 8, 8, 0)
+  @(lane < 8) cp.async.ca.8 s[lane * 2], g[lane * 2]
+  cp.async.commit
+  cp.async.wait 0
+}
+)");
+  auto v = run_warp(*p);
+  ASSERT_GE(v.size(), 2u);
+  const DynInst& zfill = v[0];
+  const DynInst& pred = v[1];
+  ASSERT_EQ(zfill.op, OpClass::kCpAsync);
+  EXPECT_EQ(zfill.active, kFullMask);                 // every lane executes (and writes shared)
+  EXPECT_EQ(zfill.addr_active, 0xffu);                // only lanes 0-7 read
+  EXPECT_EQ(count_sectors_lines(zfill).sectors, 2u);  // 8 lanes x 8 bytes = 64 bytes
+  EXPECT_EQ(shared_wavefronts(zfill), 2u);            // 32 lanes x 8 bytes = 256 bytes written
+  EXPECT_EQ(pred.active, 0xffu);
+  EXPECT_EQ(count_sectors_lines(pred).sectors, 2u);
+  EXPECT_EQ(shared_wavefronts(pred), 1u);  // only 64 bytes written
+}

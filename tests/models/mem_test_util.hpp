@@ -54,7 +54,7 @@ inline ir::DynInst warp_access(ir::OpClass op, uint64_t base, uint64_t stride_by
   ir::DynInst d;
   d.op = op;
   d.access_bytes = bytes;
-  d.active = active;
+  d.active = d.addr_active = active;
   d.live = ir::kFullMask;
   for (int i = 0; i < ir::kWarpSize; ++i) d.addr[i] = base + uint64_t(i) * stride_bytes;
   return d;

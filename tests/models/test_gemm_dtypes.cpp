@@ -161,9 +161,10 @@ TEST(GemmDtype, EveryDtypeLoadsEachOperandByteOnceAndDoesTwoMnkFlops) {
         if (d.op == ir::OpClass::kMma) flops += d.flops;
         if (d.op != ir::OpClass::kCpAsync) continue;
         for (int l = 0; l < 32; ++l) {
-          if (!(d.active >> l & 1)) continue;
-          for (uint64_t i = 0; i < d.access_bytes; ++i) ++read[d.addr[l] + i];
+          if (!(d.active >> l & 1)) continue;  // every active lane writes shared memory (zero fill included)
           smem_max = std::max<uint64_t>(smem_max, d.addr2[l] + d.access_bytes);
+          if (!(d.addr_active >> l & 1)) continue;  // the lanes that read global memory
+          for (uint64_t i = 0; i < d.access_bytes; ++i) ++read[d.addr[l] + i];
         }
       }
     }

@@ -46,6 +46,54 @@ TEST(FitMath, LineAndSpearman) {
   EXPECT_NEAR(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1, 1e-12);
 }
 
+// A sweep over sizes is ranked on throughput, the runner's work over the time: within one wave the
+// measured times are flat (tied at the resolution) while a model whose time rises 1.4% across the wave
+// would be ranked as wrong on time; on throughput both rise with the work, in the same order. Where
+// the runner records no throughput, the rate is 1 / time.
+TEST(FitMath, SpearmanRanksThroughputOfASizeSweep) {
+  std::vector<double> work{100, 120, 200, 220}, meas_t{70.0, 115.4, 115.9, 177.5}, sim_t{67.9, 110.7, 112.2, 165.5};
+  std::vector<double> tol{0.013, 0.008, 0.008, 0.019};
+  std::vector<double> mt, st, mw, sw;
+  for (size_t i = 0; i < work.size(); ++i) {
+    PointResult p;
+    p.work = work[i];
+    mw.push_back(p.rate(meas_t[i])), sw.push_back(p.rate(sim_t[i]));
+    p.work = std::nan("");
+    mt.push_back(p.rate(meas_t[i])), st.push_back(p.rate(sim_t[i]));
+  }
+  EXPECT_NEAR(mw[1], 120 / 115.4, 1e-12);
+  EXPECT_NEAR(mt[1], 1 / 115.4, 1e-12);
+  EXPECT_LT(spearman_resolved(mt, st, tol), 0.95);  // on time: the model's rise within the wave counts
+  EXPECT_NEAR(spearman_resolved(mw, sw, tol), 1, 1e-12);
+  // a model that got the efficiency order wrong is still caught on throughput
+  std::vector<double> sim_bad{67.9, 110.7, 190.0, 165.5}, sb;
+  for (size_t i = 0; i < work.size(); ++i) sb.push_back(work[i] / sim_bad[i]);
+  EXPECT_LT(spearman_resolved(mw, sb, tol), 0.95);
+}
+
+// The runners' throughput columns are work over their median time: gemm_tiled's TFLOP/s times its
+// median is 2 M N K (in 1e6 FLOP), elementwise's TB/s times its median is its minimal HBM traffic.
+TEST(Validation, RunnerWorkIsTheThroughputColumnTimesTheMedian) {
+  Dataset d = load_dataset(kData);
+  size_t gemm = 0, elem = 0;
+  for (const auto& p : d.points) {
+    if (p.kernel == "gemm_tiled") {
+      double flops = 2 * p.num("M") * p.num("N") * p.num("K");
+      EXPECT_NEAR(runner_work(p) / (flops * 1e-6), 1, 2e-3) << p.label();
+      ++gemm;
+    }
+    if (p.kernel == "elementwise") {
+      EXPECT_NEAR(runner_work(p) / (p.num("hbm_bytes_min") * 1e-6), 1, 2e-3) << p.label();
+      ++elem;
+    }
+    if (p.kernel == "fixed_work") {
+      EXPECT_TRUE(std::isnan(runner_work(p))) << p.label();
+    }
+  }
+  EXPECT_GT(gemm, 50u);
+  EXPECT_GT(elem, 2u);
+}
+
 // Two waves of fixed work: the measured times wobble by 0.3% within a wave (repeat spread 0.2%), the
 // model's by 0.01%. Raw ranks score that wobble; at the measurement's resolution the sweep is two
 // plateaus in the right order. A difference beyond the resolution still counts against the model.
