@@ -198,24 +198,20 @@ std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std:
     d.form = Form::kBar, d.op = OpClass::kBarSync, d.max_src = 1;
     return d;
   }
-  if (m == "mbarrier.init") {
-    d.form = Form::kMbarInit, d.op = OpClass::kMbarInit, d.min_src = d.max_src = 1;
-    d.space = MemSpace::kShared;
-    d.dtype = DType::kU64;
-    return d;
-  }
-  if (m == "mbarrier.arrive") {
-    d.form = Form::kMbarArrive, d.op = OpClass::kMbarArrive;
-    d.space = MemSpace::kShared;
-    d.dtype = DType::kU64;
-    return d;
-  }
-  if (m == "mbarrier.wait") {
-    d.form = Form::kMbarWait, d.op = OpClass::kMbarWait, d.min_src = d.max_src = 1;
-    d.space = MemSpace::kShared;
-    d.dtype = DType::kU64;
-    return d;
-  }
+  struct Mbar {
+    std::string_view name;
+    Form form;
+    OpClass op;
+    int8_t srcs;  // the immediate: expected arrivals (init), phase parity (wait)
+  };
+  for (const Mbar& b : {Mbar{"mbarrier.init", Form::kMbarInit, OpClass::kMbarInit, 1},
+                        Mbar{"mbarrier.arrive", Form::kMbarArrive, OpClass::kMbarArrive, 0},
+                        Mbar{"mbarrier.wait", Form::kMbarWait, OpClass::kMbarWait, 1}})
+    if (m == b.name) {
+      d.form = b.form, d.op = b.op, d.min_src = d.max_src = b.srcs;
+      d.space = MemSpace::kShared, d.dtype = DType::kU64;
+      return d;
+    }
   if (seg[0] == "cp" && seg.size() >= 3 && seg[1] == "async") {
     d.form = Form::kCpAsync, d.op = OpClass::kCpAsync, d.space = MemSpace::kShared;
     d.max_src = 1;  // optional src-size (bytes read from global; the rest of the copy is zero-filled)

@@ -79,8 +79,7 @@ std::string trace_warp(const Program& p, Dim3 ctaid, uint32_t warp, size_t limit
     }
     if (is_shared(d.op)) {
       const uint64_t* a = d.op == OpClass::kCpAsync ? d.addr2 : d.addr;
-      out += "  smem=" + lane_addresses(d.op == OpClass::kCpAsync ? d.active : d.addr_active, a) +
-             " wavefronts=" + std::to_string(shared_wavefronts(d, g));
+      out += "  smem=" + lane_addresses(shared_lanes(d), a) + " wavefronts=" + std::to_string(shared_wavefronts(d, g));
     }
     out += '\n';
   }

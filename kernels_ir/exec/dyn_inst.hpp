@@ -105,4 +105,8 @@ struct DynInst {
   uint64_t addr2[kWarpSize] = {};  // cp.async shared destination; mbarrier address in addr2[0]
 };
 
+// Lanes whose shared-memory address (addr, or a cp.async's destination addr2) is accessed: a cp.async
+// writes every executing lane's destination, zero-filled lanes included; other ops, `addr_active`.
+inline uint32_t shared_lanes(const DynInst& d) { return d.op == OpClass::kCpAsync ? d.active : d.addr_active; }
+
 }  // namespace gtsim::ir

@@ -48,8 +48,7 @@ SharedCost shared_cost(const DynInst& inst, uint32_t banks, uint32_t bank_bytes,
   const uint64_t bank_mask = banks - 1;
   const uint32_t nb = std::min<uint32_t>(banks, kMaxBanks);
   const uint32_t lanes = shared_phase_lanes(inst, banks, bank_bytes, addr);
-  // a cp.async writes every active lane's shared destination (addr2), zero-filled lanes included
-  const uint32_t lanes_mask = inst.op == OpClass::kCpAsync ? inst.active : inst.addr_active;
+  const uint32_t lanes_mask = shared_lanes(inst);
   const uint32_t phase_mask = lanes >= 32 ? ~0u : (1u << lanes) - 1u;
   SharedCost c{0, 0};
   for (uint32_t first_lane = 0; first_lane < kWarpSize; first_lane += lanes) {
