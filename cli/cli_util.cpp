@@ -60,7 +60,7 @@ std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<s
 }
 
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
-                                                const ConfigNode* hw) {
+                                                const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed) {
   auto kernel = ir::parse_kernel_file(kernel_path);
   for (const auto& [name, _] : params) {
     bool known = false;
@@ -83,7 +83,9 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
   }
   auto diags = ir::verify(*kernel, params, lp);
   if (!diags.empty()) throw InputError(std::move(diags));
-  return ir::Program::build(*kernel, params);
+  auto program = ir::Program::build(*kernel, params);
+  if (parsed) *parsed = std::move(kernel);
+  return program;
 }
 
 nlohmann::json validation_label(const ConfigNode& hw) {

@@ -10,6 +10,10 @@
 #include "kernels_ir/exec/program.hpp"
 #include "sim/config.hpp"
 
+namespace gtsim::ir {
+struct Kernel;
+}
+
 namespace gtsim::cli {
 
 // Parses "NAME=VALUE" integer parameters; throws InputError naming the bad argument.
@@ -22,9 +26,11 @@ void write_output(const std::string& path, const std::string& text);
 // Loads a machine config with --set overrides.
 std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<std::string>& sets);
 
-// Parses, verifies (against the machine's limits when `hw` is given) and binds a kernel.
+// Parses, verifies (against the machine's limits when `hw` is given) and binds a kernel; the parsed
+// kernel goes to `parsed` when given (to bind it again elsewhere, e.g. at other buffer addresses).
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
-                                                const ConfigNode* hw);
+                                                const ConfigNode* hw,
+                                                std::shared_ptr<const ir::Kernel>* parsed = nullptr);
 
 // "status (error band)" label of a config's validation section, e.g. "calibrated, held-out MAPE 7.9%".
 nlohmann::json validation_label(const ConfigNode& hw);

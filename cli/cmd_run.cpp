@@ -6,13 +6,15 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
+#include "kernels_ir/ast.hpp"
 #include "models/gpu/gpu_model.hpp"
+#include "models/gpu/launch_history.hpp"
 
 namespace gtsim::cli {
 
 namespace {
 struct RunOptions {
-  std::string hw, kernel, json, resolved;
+  std::string hw, kernel, json, resolved, l2_start = "empty";
   std::vector<std::string> params, sets;
   bool stats = false;
 };
@@ -27,12 +29,22 @@ Runner add_run(CLI::App& app) {
   app.add_option("--json", o->json, "write the result as one JSON object to PATH ('-' = stdout, report suppressed)");
   app.add_option("--resolved-config", o->resolved, "write the fully resolved config (with git revision) to PATH");
   app.add_flag("--stats", o->stats, "include the hierarchical stats tree in the JSON");
+  app.add_option("--l2-start", o->l2_start,
+                 "what the L2 holds when the launch starts: empty (a fresh machine), hot (the same launch ran "
+                 "just before: simulated twice), resident (the kernel's buffers are in the L2 as that launch "
+                 "would leave them, written ones dirty: not simulated, cheap), rotating (earlier launches on "
+                 "other buffers filled it, their stores dirty: back-to-back launches through rotating "
+                 "buffers, as a benchmark timing cold runs does)")
+      ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
   return [o]() {
     auto hw = load_hw(o->hw, o->sets);
-    auto program = load_program(o->kernel, parse_params(o->params), hw.get());
+    std::shared_ptr<const ir::Kernel> kernel;
+    auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);
     gpu::GpuModel model(*hw);
-    gpu::KernelResult r = model.run(*program);
-    nlohmann::json j = r.to_json();
+    gpu::LaunchHistory history{gpu::parse_l2_start(o->l2_start)};
+    auto run = gpu::run_after_history(model, *kernel, *program, history, gpu::config_l2_bytes(*hw));
+    nlohmann::json j = run.result.to_json();
+    j["l2_start"] = {{"state", o->l2_start}, {"earlier_launches", run.earlier}};
     if (!o->stats) j.erase("stats");
     j["hw_file"] = o->hw;
     j["validation"] = validation_label(*hw);

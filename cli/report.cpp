@@ -63,8 +63,13 @@ std::string format_run_report(const nlohmann::json& j) {
   std::snprintf(buf, sizeof buf, "  DRAM          read %s, write %s, %.1f GB/s\n", human_bytes(dr).c_str(),
                 human_bytes(dw).c_str(), t > 0 ? (dr + dw) / t / 1e3 : 0.0);
   os << buf;
-  std::snprintf(buf, sizeof buf, "  L2            sector hit rate %.1f%%\n", 100.0 * num(j, "l2_hit_rate"));
+  std::snprintf(buf, sizeof buf, "  L2            sector hit rate %.1f%%", 100.0 * num(j, "l2_hit_rate"));
   os << buf;
+  if (j.contains("l2_start") && j["l2_start"].value("state", std::string("empty")) != "empty")
+    os << " (L2 at the start: " << j["l2_start"].value("state", std::string()) << ", after "
+       << j["l2_start"].value("earlier_launches", 0) << " earlier launch"
+       << (j["l2_start"].value("earlier_launches", 0) == 1 ? "" : "es") << ")";
+  os << "\n";
   os << "  occupancy     achieved " << metric(j, "sm__warps_active.avg.pct_of_peak_sustained_active")
      << "% of peak warps\n";
   os << "  shared        " << metric(j, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") << " wavefronts, "

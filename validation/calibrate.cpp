@@ -301,6 +301,11 @@ void fit_latency(Ctx& c, const std::string& key, const std::string& unit, const 
   c.add(p, r);
 }
 
+// The copies' "cold" points rotate through 1 GiB buffer pools, launched back to back: each launch starts
+// on an L2 full of the launches before it, their stores dirty (MeasuredPoint::launch_history). The model
+// runs its scaled-down sizes the same way.
+const gpu::LaunchHistory kCold{gpu::L2Start::kRotating};
+
 // ---- hbm.bandwidth_gbps: the copy plateau ----
 void fit_bandwidth(Ctx& c) {
   auto pts = c.data.select("stream_copy", "cold");
@@ -316,15 +321,15 @@ void fit_bandwidth(Ctx& c) {
   double bw_se = bw_meas * mf.se_b / mf.b;
   // The model's achieved copy rate: the slope between two simulated sizes beyond its L2. The
   // model runs at n = 2^22 and 2^23 with the L2 shrunk 8x, which puts both sizes as far beyond the
-  // L2 as 2^25 and 2^26 are beyond the full one (the L2 keeps the last dirty lines of a copy at the
-  // end of the kernel; the slope between two sizes beyond it is the HBM plateau). 8x fewer events.
+  // L2 as 2^25 and 2^26 are beyond the full one, each after a launch on other buffers as the twin runs
+  // them (kCold: the launch writes back the lines the one before left dirty). 8x fewer events.
   const int l2k = 8;
   int64_t n1 = c.opt.quick ? (int64_t(1) << 21) : (int64_t(1) << 22), n2 = 2 * n1;
   std::string l2set = c.l2_scaled(c.opt.quick ? 16 : l2k);
   auto sim_rate = [&](double v) {
     auto s = c.with("hbm.bandwidth_gbps", as_dec(v, 1));
     s.push_back(l2set);
-    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
+    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s, kCold}, {"stream_copy", {{"n", n2}}, s, kCold}});
     return std::vector<double>{double(8 * (n2 - n1)) / (tt[1] - tt[0]) / 1000};  // GB/s
   };
   ResponseFit f =
@@ -360,7 +365,7 @@ void fit_bandwidth(Ctx& c) {
   if (auto* lp = const_cast<CalibratedParam*>(c.res.find("launch.overhead_us"))) {
     auto s = c.fixed;
     s.push_back(l2set);
-    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s}, {"stream_copy", {{"n", n2}}, s}});
+    auto tt = c.times_us({{"stream_copy", {{"n", n1}}, s, kCold}, {"stream_copy", {{"n", n2}}, s, kCold}});
     double slope = (tt[1] - tt[0]) / double(8 * (n2 - n1));
     double gap = c.stream_gap(*pts.front());  // b1's copies are timed in a stream
     double a_model = tt[0] - slope * double(8 * n1) + gap;
@@ -548,8 +553,9 @@ void fit_burst(Ctx& c, const std::vector<int64_t>& strides) {
     sets.push_back(l2set);
     std::vector<SimJob> jobs;
     for (auto* q : pts)
-      jobs.push_back({"strided_copy", {{"n", int64_t(q->num("n")) / k}, {"stride", int64_t(q->num("stride"))}}, sets});
-    jobs.push_back({"strided_copy", {{"n", int64_t(ref->num("n")) / k}, {"stride", 1}}, sets});
+      jobs.push_back(
+          {"strided_copy", {{"n", int64_t(q->num("n")) / k}, {"stride", int64_t(q->num("stride"))}}, sets, kCold});
+    jobs.push_back({"strided_copy", {{"n", int64_t(ref->num("n")) / k}, {"stride", 1}}, sets, kCold});
     auto tt = c.times_us(jobs);
     std::vector<double> e, pred;
     for (size_t i = 0; i < pts.size(); ++i) {

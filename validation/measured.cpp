@@ -21,6 +21,19 @@ double MeasuredPoint::num(const std::string& col) const {
   return v ? *v : std::nan("");
 }
 
+gpu::LaunchHistory MeasuredPoint::launch_history() const {
+  if (variant == "hot") return {gpu::L2Start::kHot};
+  double slots = num("rotation_slots");
+  if (variant == "cold" && std::isfinite(slots) && slots >= 1)
+    return slots >= 2 ? gpu::LaunchHistory{gpu::L2Start::kRotating, uint64_t(slots)}
+                      : gpu::LaunchHistory{gpu::L2Start::kHot};
+  // the application twins time back-to-back launches on the same buffers (docs/measurements.md):
+  // their inputs are in the L2 when a launch starts (b11: gemm_tiled VEC 1 is 4-14% faster so)
+  static const std::set<std::string> reuse = {"gemm_tiled", "gemm_fp32", "gemm_persistent", "attention", "elementwise"};
+  if (reuse.count(kernel)) return {gpu::L2Start::kResident};
+  return {};
+}
+
 std::string MeasuredPoint::label() const {
   std::string s = kernel + "/" + variant;
   static const std::set<std::string> skip = {"batch",     "kernel", "variant", "grid",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels_ir/exec/program.hpp"
+#include "models/gpu/launch_history.hpp"
 #include "validation/csv.hpp"
 
 namespace gtsim::validation {
@@ -29,6 +30,13 @@ struct MeasuredPoint {
   // Relative spread of the repeats, (max - min) / median.
   double spread() const { return time_us > 0 ? (max_us - min_us) / time_us : 0; }
   std::string label() const;  // "stream_copy/cold n=1048576"
+  // What the L2 held when the twin's timed launch started. "hot": the same launch on the same buffers
+  // before it. "cold" with `rotation_slots`: the twin rotates through that many buffer sets, so the
+  // launches before it filled the L2 with other buffers' lines and left their stores dirty (one slot:
+  // the same buffers every launch, as hot). The application twins that reuse their buffers (GEMMs,
+  // attention, elementwise): resident. Otherwise (softmax rotates 4 sets, its plan says how; the
+  // pointer chase scrubs the L2; the other microbenchmarks touch little memory) an empty L2.
+  gpu::LaunchHistory launch_history() const;
 };
 
 struct Dataset {

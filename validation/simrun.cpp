@@ -93,7 +93,8 @@ std::shared_ptr<const ir::Program> SimRunner::program_for(const std::string& ker
 }
 
 SimOutcome SimRunner::run(const SimJob& job) {
-  std::string key = key_of(job.kernel, job.params) + "|x" + std::to_string(job.repeat_launches);
+  std::string key = key_of(job.kernel, job.params) + "|" + gpu::l2_start_name(job.history.start) + "/" +
+                    std::to_string(job.history.slots);
   for (const auto& s : job.sets) key += "|" + s;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -108,7 +109,8 @@ SimOutcome SimRunner::run(const SimJob& job) {
     auto root = ConfigNode::load_file(hw_, sets);
     auto prog = program_for(job.kernel, job.params);
     gpu::GpuModel model(*root);
-    for (int i = 0; i < std::max(1, job.repeat_launches); ++i) out.result = model.run(*prog);
+    out.result =
+        gpu::run_after_history(model, *parsed(job.kernel), *prog, job.history, gpu::config_l2_bytes(*root)).result;
     out.ok = true;
   } catch (const InputError& e) {
     out.error = e.what();

@@ -11,6 +11,7 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "models/gpu/gpu_model.hpp"
+#include "models/gpu/launch_history.hpp"
 
 namespace gtsim::ir {
 struct Kernel;
@@ -22,8 +23,9 @@ struct SimJob {
   std::string kernel;  // name in kernels_ir/lib (without .kir)
   ir::ParamValues params;
   std::vector<std::string> sets;  // config overrides "a.b=value"
-  int repeat_launches = 1;        // >1: run the kernel this many times on one machine (L2 stays warm),
-                                  // report the last (the "hot" measurements)
+  gpu::LaunchHistory history{};   // what the L2 holds when the reported launch starts: empty, hot (the
+                                  // twin's "hot": the same launch before it) or rotating (its "cold":
+                                  // launches through rotating buffer pools, models/gpu/launch_history.hpp)
 };
 
 struct SimOutcome {

@@ -295,7 +295,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
         // (measured within 1.5% of them)
         if (p.kernel == "store_tile" && (params["ctas_per_sm"] != 2 || (opt.quick && params["BH"] > 1)))
           r.reason = "not simulated (sampling: the 1 and 4 CTAs per SM points measure within 1.5% of 2)";
-        plan.jobs = {{p.kernel, params, {}, p.variant == "hot" ? 2 : 1}};
+        plan.jobs = {{p.kernel, params, {}, p.launch_history()}};
         plan.combine = [](const std::vector<SimOutcome>& o) { return o[0].result.time_us; };
       }
     }

@@ -115,8 +115,9 @@ Plan app_plan(const MeasuredPoint& p, const AppMapping& am, double l2_bytes) {
     auto a = k.params, b = k.params;
     a[param] = v1, b[param] = v2;
     lin.push_back({int64_t(plan.jobs.size()), double(k.params.at(param)), double(v1), double(v2)});
-    plan.jobs.push_back({k.kir, a, with_part(sets), launches});
-    plan.jobs.push_back({k.kir, b, with_part(sets), launches});
+    gpu::LaunchHistory h{launches > 1 ? gpu::L2Start::kHot : gpu::L2Start::kEmpty};
+    plan.jobs.push_back({k.kir, a, with_part(sets), h});
+    plan.jobs.push_back({k.kir, b, with_part(sets), h});
     attn_notes.push_back(k.kir + " at " + param + " = " + std::to_string(v1) + ", " + std::to_string(v2) +
                          (sets.empty() ? "" : " (" + sets[0] + ")") +
                          (launches > 1 ? ", the second of two launches" : "") + ", extrapolated linearly to " +
@@ -181,6 +182,10 @@ Plan app_plan(const MeasuredPoint& p, const AppMapping& am, double l2_bytes) {
     }
   }
   for (const auto& n : attn_notes) plan.note += (plan.note.empty() ? "" : "; ") + n;
+  // each kernel starts on the L2 its twin's back-to-back launches leave (a job's own history, the
+  // softmax's second launch, stays)
+  for (auto& j : plan.jobs)
+    if (j.history.start == gpu::L2Start::kEmpty) j.history = p.launch_history();
   plan.launches = int(am.kernels.size());
   if (am.kernels.size() > 1)
     plan.note = std::to_string(am.kernels.size()) + " kernels back to back (times summed)" +

@@ -376,6 +376,11 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
                        std::string(dtype_name(dt)) + ", expected matching element types");
       ci.dtype = dt;
       vec_width(ci.m1.elem);
+      if (ci.m1.buffer >= 0) {  // BufferInfo's read / written: which buffers a launch leaves in the L2 dirty
+        BufferInfo& b = P.buffers[size_t(ci.m1.buffer)];
+        b.read = b.read || d.form != Form::kStore;
+        b.written = b.written || d.form != Form::kLoad;
+      }
       break;
     }
     case Form::kLdMatrix:
@@ -387,6 +392,7 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
     case Form::kCpAsync:
       ci.m2 = mem_operand(s[0], MemSpace::kShared, in.mnemonic, rr, &dt);
       ci.m1 = mem_operand(s[1], MemSpace::kGlobal, in.mnemonic, rr, &dt);
+      if (ci.m1.buffer >= 0) P.buffers[size_t(ci.m1.buffer)].read = true;
       ci.dtype = dt;
       if (d.cp_bytes != 4 && d.cp_bytes != 8 && d.cp_bytes != 16)
         error(loc, "cp.async size " + std::to_string(d.cp_bytes) + " bytes, expected 4, 8 or 16");

@@ -127,6 +127,8 @@ GpuModel::~GpuModel() = default;
 
 KernelResult GpuModel::run(const ir::Program& program) { return impl_->run(program); }
 
+void GpuModel::preload_l2(uint64_t base, uint64_t bytes, bool dirty) { impl_->memory->preload_l2(base, bytes, dirty); }
+
 void GpuModel::idle(double us) {
   if (us <= 0) return;
   Simulation& sim = impl_->sim;

@@ -45,6 +45,9 @@ class GpuModel {
   ~GpuModel();
   // Runs one kernel to completion. Throws SimulationError on deadlock (with which warps wait where).
   KernelResult run(const ir::Program& program);
+  // Between kernels: the L2 holds [base, base + bytes) as a launch that touched it last would leave it
+  // (dirty when `dirty`), with no time and no DRAM traffic (mem::GpuMemorySystem::preload_l2).
+  void preload_l2(uint64_t base, uint64_t bytes, bool dirty);
   // Simulated time between the end of one kernel and the start of the next in a multi-kernel run.
   void idle(double us);
 

@@ -32,6 +32,29 @@ static uint64_t line_hash(uint64_t line) {
 
 uint32_t MemorySystemImpl::slice_of(uint64_t line) const { return uint32_t(line_hash(line) % specs_.l2.slices); }
 
+void MemorySystemImpl::preload_l2(uint64_t base, uint64_t bytes, bool dirty) {
+  const uint64_t lb = specs_.l2.line_bytes, sb = uint64_t(1) << sector_shift_;
+  const uint32_t all = sectors_per_line_ >= 32 ? ~0u : (1u << sectors_per_line_) - 1;
+  for (uint64_t a = base / lb * lb; a < base + bytes; a += lb) {
+    uint64_t line = a / lb;
+    // the sectors of this line inside the range
+    uint64_t lo = std::max(a, base), hi = std::min(a + lb, base + bytes);
+    uint32_t first = uint32_t((lo - a) / sb), last = uint32_t((hi - a + sb - 1) / sb);
+    uint32_t mask = all & (last >= 32 ? ~0u : (1u << last) - 1) & ~((1u << first) - 1);
+    L2Slice& s = slices_[slice_of(line)];
+    uint64_t set = (line_hash(line) / specs_.l2.slices) % l2_sets_;
+    TagLine* l = s.tags.find(set, line);
+    if (!l) {
+      l = s.tags.victim(set);
+      if (!l) continue;  // every way waits for a fill (not between kernels)
+      s.tags.assign(l, line);
+    }
+    l->valid |= mask;
+    if (dirty) l->dirty |= mask;
+    s.tags.touch(l);
+  }
+}
+
 uint64_t MemorySystemImpl::slice_cost_bytes(const MemRequest& q) const {
   uint64_t bytes = uint64_t(std::popcount(q.fetch)) << sector_shift_;
   const L2Specs& s = specs_.l2;

@@ -51,6 +51,12 @@ class GpuMemorySystem {
   // contents, dirty lines included, for the next kernel.
   virtual void end_kernel() = 0;
 
+  // Between kernels: puts the lines of [base, base + bytes) in the L2 as a launch that touched them
+  // last would leave them (valid, dirty when `dirty`, most recently used), without timing or DRAM
+  // traffic: what an earlier launch on the same buffers left behind (gpu::L2Start::kResident). A line
+  // it evicts is dropped (its write-back belongs to that earlier launch).
+  virtual void preload_l2(uint64_t base, uint64_t bytes, bool dirty) = 0;
+
   // Issues a global memory instruction (kLdGlobal, kStGlobal, kAtomGlobal, kCpAsync) of SM
   // `sm` at tick `now`. responder->on_mem_complete(token, t) is called exactly once, at t >= now.
   virtual IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) = 0;

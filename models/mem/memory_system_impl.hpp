@@ -88,6 +88,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void begin_kernel(uint32_t l1_bytes_per_sm) override;
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
+  void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override;
   IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) override;
   Totals totals() const override;
   void add_metrics(nlohmann::json& metrics, const Totals& since) const override;

@@ -30,8 +30,9 @@ TEST(Cli, UnknownSubcommandOrOptionExitsTwo) {
 }
 
 TEST(Cli, CheckAcceptsEveryShippedConfig) {
-  auto r = gtsim_cli("check hw_configs/a100-40gb.yaml hw_configs/a100-80gb.yaml hw_configs/h100-sxm.yaml "
-                     "hw_configs/h200-sxm.yaml hw_configs/teach-tiny.yaml");
+  auto r = gtsim_cli(
+      "check hw_configs/a100-40gb.yaml hw_configs/a100-80gb.yaml hw_configs/h100-sxm.yaml "
+      "hw_configs/h200-sxm.yaml hw_configs/teach-tiny.yaml");
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
@@ -47,8 +48,8 @@ TEST(Cli, MisspeltConfigKeyGivesFileLineAndKey) {
 
 TEST(Cli, WrongTypeInConfigNamesThePath) {
   std::string base = slurp(fs::path(GTSIM_SOURCE_DIR) / "hw_configs/a100-40gb.yaml");
-  auto p = temp_file("wrongtype.yaml", "base: " + std::string(GTSIM_SOURCE_DIR) +
-                                           "/hw_configs/a100-40gb.yaml\nl2:\n  assoc: sixteen\n");
+  auto p = temp_file("wrongtype.yaml",
+                     "base: " + std::string(GTSIM_SOURCE_DIR) + "/hw_configs/a100-40gb.yaml\nl2:\n  assoc: sixteen\n");
   auto r = gtsim_cli("check " + p.string());
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("wrongtype.yaml:3:10"), std::string::npos) << r.err;
@@ -65,8 +66,9 @@ TEST(Cli, KernelSyntaxErrorGivesFileLineCol) {
 }
 
 TEST(Cli, RunJsonHasTheContractKeysWithRealDramBytes) {
-  auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
-                     "--param n=1048576 --json -");
+  auto r = gtsim_cli(
+      "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
+      "--param n=1048576 --json -");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   for (const char* k : {"kernel", "hw", "cycles", "time_us", "ctas", "waves", "warp_instructions", "dram_read_bytes",
@@ -79,6 +81,25 @@ TEST(Cli, RunJsonHasTheContractKeysWithRealDramBytes) {
   EXPECT_TRUE(j.contains("validation"));
 }
 
+// --l2-start rotating: the launches before it (on other buffers) left the L2 full of dirty lines,
+// which this copy writes back as it evicts them; the JSON says how many launches ran before.
+TEST(Cli, RunAfterRotatingLaunchesWritesBackTheirDirtyLines) {
+  const std::string base =
+      "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
+      "--param n=1048576 --set l2.size_bytes=4194304 --json - --l2-start ";
+  auto empty = gtsim_cli(base + "empty"), rotating = gtsim_cli(base + "rotating");
+  ASSERT_EQ(empty.rc, 0) << empty.err;
+  ASSERT_EQ(rotating.rc, 0) << rotating.err;
+  auto e = nlohmann::json::parse(empty.out), r = nlohmann::json::parse(rotating.out);
+  EXPECT_EQ(e["l2_start"]["earlier_launches"].get<int>(), 0);
+  EXPECT_EQ(r["l2_start"]["state"].get<std::string>(), "rotating");
+  EXPECT_EQ(r["l2_start"]["earlier_launches"].get<int>(), 1);  // one 8 MiB launch fills a 4 MiB L2
+  EXPECT_GT(r["dram_write_bytes"].get<double>(), e["dram_write_bytes"].get<double>() + 0.3 * 4194304);
+  auto bad = gtsim_cli(base + "warm");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--l2-start"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, UnknownKernelParameterIsRefused) {
   auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir --param nn=4");
   EXPECT_EQ(r.rc, 2);
@@ -87,8 +108,10 @@ TEST(Cli, UnknownKernelParameterIsRefused) {
 
 TEST(Cli, FailedRunLeavesNoHalfWrittenJson) {
   fs::path out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_never.json");
-  auto r = gtsim_cli("run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
-                     "--set hbm.bandwidth_gbps=fast --json " + out.string());
+  auto r = gtsim_cli(
+      "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/stream_copy.kir "
+      "--set hbm.bandwidth_gbps=fast --json " +
+      out.string());
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("hbm.bandwidth_gbps"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -96,8 +119,10 @@ TEST(Cli, FailedRunLeavesNoHalfWrittenJson) {
 
 TEST(Cli, ResolvedConfigCarriesOverridesAndRevision) {
   fs::path out = fs::temp_directory_path() / (std::to_string(::getpid()) + "_resolved.yaml");
-  auto r = gtsim_cli("run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=65536 "
-                     "--set hbm.bandwidth_gbps=77 --resolved-config " + out.string());
+  auto r = gtsim_cli(
+      "run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=65536 "
+      "--set hbm.bandwidth_gbps=77 --resolved-config " +
+      out.string());
   ASSERT_EQ(r.rc, 0) << r.err;
   std::string text = slurp(out);
   EXPECT_NE(text.find("gtsim"), std::string::npos);
@@ -107,8 +132,9 @@ TEST(Cli, ResolvedConfigCarriesOverridesAndRevision) {
 }
 
 TEST(Cli, SameInputsGiveByteIdenticalStats) {
-  std::string cmd = "run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=262144 "
-                    "--stats --json -";
+  std::string cmd =
+      "run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=262144 "
+      "--stats --json -";
   auto a = gtsim_cli(cmd), b = gtsim_cli(cmd);
   ASSERT_EQ(a.rc, 0) << a.err;
   auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);

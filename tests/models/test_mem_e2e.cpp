@@ -10,6 +10,7 @@
 #include "kernels_ir/exec/program.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/gpu/gpu_model.hpp"
+#include "models/gpu/launch_history.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::mem {
@@ -132,6 +133,68 @@ TEST(L2WritePolicy, SecondKernelReadsTheFirstKernelsOutputFromL2) {
   EXPECT_GT(first.dram_read_bytes, 4000000u);
   EXPECT_LT(second.dram_read_bytes, 64u * 1024);
   EXPECT_GT(second.l2_hit_rate, 0.95);
+}
+
+// A write-back L2 holds a launch's stores dirty after it ends; launches that follow on other buffers
+// evict those lines and pay their DRAM writes. A copy launched back to back through rotating buffers
+// (as a benchmark times "cold" runs) therefore writes about as many bytes to DRAM as it stores, even
+// when everything it touches fits in the L2; the same copy on a fresh machine writes almost none.
+TEST(L2WritePolicy, RotatingLaunchesWriteBackTheDirtyLinesOfTheLaunchesBefore) {
+  auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"), {"l2.size_bytes=7864320"});
+  auto k = ir::parse_kernel_file(src("kernels_ir/lib/stream_copy.kir"));
+  auto p = ir::Program::build(*k, {{"n", 1 << 20}});  // 4 MiB read, 4 MiB written
+  const double stored = 4.0 * (1 << 20);
+  auto run = [&](gpu::LaunchHistory h) {
+    gpu::GpuModel m(*cfg);
+    return gpu::run_after_history(m, *k, *p, h, gpu::config_l2_bytes(*cfg));
+  };
+  auto empty = run({gpu::L2Start::kEmpty});
+  auto hot = run({gpu::L2Start::kHot});
+  auto rotating = run({gpu::L2Start::kRotating});
+  auto two_slots = run({gpu::L2Start::kRotating, 2});
+  EXPECT_EQ(empty.earlier, 0u);
+  EXPECT_EQ(hot.earlier, 1u);
+  EXPECT_EQ(rotating.earlier, 1u);  // one 8 MiB launch fills the 7.5 MiB L2
+  EXPECT_EQ(two_slots.earlier, 1u);
+  EXPECT_LT(double(empty.result.dram_write_bytes), 0.25 * stored);  // 7.5 MiB of L2 keeps most of 4 MiB dirty
+  EXPECT_GT(double(rotating.result.dram_write_bytes), 0.8 * stored);
+  EXPECT_LT(double(rotating.result.dram_write_bytes), 1.1 * stored);
+  EXPECT_NEAR(double(rotating.result.dram_read_bytes), stored, 0.02 * stored);  // its own source, from DRAM
+  EXPECT_GT(rotating.result.time_us, 1.3 * empty.result.time_us);  // the write-backs share the DRAM bandwidth
+  // with the full L2 (60 MiB) the rotation needs 8 earlier 8 MiB launches to fill it, unless the
+  // benchmark has fewer buffer sets
+  auto full = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
+  gpu::GpuModel m(*full);
+  EXPECT_EQ(gpu::run_after_history(m, *k, *p, {gpu::L2Start::kRotating, 3}, gpu::config_l2_bytes(*full)).earlier, 2u);
+  EXPECT_THROW(gpu::parse_l2_start("warm"), std::invalid_argument);
+  EXPECT_EQ(gpu::parse_l2_start(gpu::l2_start_name(gpu::L2Start::kRotating)), gpu::L2Start::kRotating);
+}
+
+// A launch right after one on the same buffers finds them in the L2: `resident` puts them there
+// (written ones dirty) without simulating that launch. A copy that fits then reads almost nothing from
+// DRAM and writes nothing; one that does not fit evicts the dirty lines put there and writes them back.
+TEST(L2WritePolicy, ResidentBuffersHitInTheL2AndTheirDirtyLinesAreWrittenBackWhenEvicted) {
+  auto k = ir::parse_kernel_file(src("kernels_ir/lib/stream_copy.kir"));
+  auto p = ir::Program::build(*k, {{"n", 1 << 20}});  // 4 MiB read, 4 MiB written
+  const double bytes = 4.0 * (1 << 20);
+  auto run = [&](const std::vector<std::string>& sets, gpu::L2Start s) {
+    auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"), sets);
+    gpu::GpuModel m(*cfg);
+    return gpu::run_after_history(m, *k, *p, {s}, gpu::config_l2_bytes(*cfg));
+  };
+  auto resident = run({}, gpu::L2Start::kResident), hot = run({}, gpu::L2Start::kHot);
+  auto empty = run({}, gpu::L2Start::kEmpty);
+  EXPECT_EQ(resident.earlier, 0u);
+  EXPECT_LT(double(resident.result.dram_read_bytes), 0.05 * bytes);
+  EXPECT_LT(double(hot.result.dram_read_bytes), 0.05 * bytes);
+  EXPECT_EQ(resident.result.dram_write_bytes, 0u);
+  EXPECT_LT(resident.result.time_us, 0.8 * empty.result.time_us);  // no DRAM latency on the reads
+  EXPECT_NEAR(resident.result.time_us / hot.result.time_us, 1.0, 0.1);
+  // a 2 MiB L2 holds the last quarter of each buffer, the destination's dirty: evicted, written back
+  auto small = run({"l2.size_bytes=2097152"}, gpu::L2Start::kResident);
+  auto small_empty = run({"l2.size_bytes=2097152"}, gpu::L2Start::kEmpty);
+  EXPECT_GT(double(small.result.dram_write_bytes), double(small_empty.result.dram_write_bytes) + 0.15 * bytes);
+  EXPECT_GT(double(small.result.dram_read_bytes), 0.95 * bytes);  // the kernel starts on the evicted part
 }
 
 }  // namespace

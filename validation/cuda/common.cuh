@@ -105,8 +105,9 @@ double sm_clock_probe_mhz();                                            // clock
 
 // sweeps (one per .cu file)
 int run_stream_copy(const std::vector<std::string>& args);
-int run_stream_rw(const std::vector<std::string>& args);   // stream_rw.cu: read-only and write-only streams
-int run_store_tile(const std::vector<std::string>& args);  // store_tile.cu: the QK GEMM's epilogue stores alone
+int run_copy_history(const std::vector<std::string>& args);  // stream_copy.cu: rotating then same-buffer copies (ncu)
+int run_stream_rw(const std::vector<std::string>& args);     // stream_rw.cu: read-only and write-only streams
+int run_store_tile(const std::vector<std::string>& args);    // store_tile.cu: the QK GEMM's epilogue stores alone
 int run_strided_copy(const std::vector<std::string>& args);
 int run_pointer_chase(const std::vector<std::string>& args);
 int run_divergence(const std::vector<std::string>& args);

@@ -1,6 +1,7 @@
 // gtsim_twins: CUDA twins of the gtsim microbenchmarks (docs/microbenchmarks.md) and the runner.
 //   gtsim_twins --selftest                       small checks; "skipped: no CUDA device" without a GPU
-//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy stream_rw store_tile
+//   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy copy_history
+//       stream_rw store_tile
 //   strided_copy
 //       pointer_chase divergence bank_conflicts fixed_work mma mma_shared empty micro (all of these but
 //       mma_shared) apps
@@ -141,6 +142,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), canary(c.substr(7)));
     else if (c == "stream_copy")
       rc = (clock_row(c.c_str()), run_stream_copy(args));
+    else if (c == "copy_history")
+      rc = run_copy_history(args);
     else if (c == "stream_rw")
       rc = (clock_row(c.c_str()), run_stream_rw(args));
     else if (c == "store_tile")

@@ -6,7 +6,9 @@
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
 # read-only / write-only HBM streams (stream_rw) and the naive attention's launches one by one;
 # `store` the QK GEMM's epilogue stores alone (store_tile) with Nsight Compute sections (issue
-# stalls, memory workload) of it and of attn_qk_gemm.
+# stalls, memory workload) of it and of attn_qk_gemm. `history` profiles stream_copy launched back
+# to back through rotating buffers, then on the same buffers (copy_history), with Nsight Compute's
+# cache control off (the L2 each launch leaves is the next one's) and on (flushed before each).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -28,6 +30,20 @@ build_twins
 run $T --out="$D" --batch="$BATCH" device canary_start
 pack
 if has micro; then run timeout 200 $T --out="$D" --batch="$BATCH" micro; pack; fi
+if [ "$WHAT" = history ]; then
+  for cc in none all; do
+    run timeout 150 ncu --clock-control none --cache-control $cc --kernel-name 'regex:^(twins::)?stream_copy$' \
+      --launch-count 60 --metrics $M --csv --log-file "$D/ncu_copy_history_$cc.csv" $T --out=/tmp --batch=ncu \
+      copy_history > "$D/ncu_copy_history_$cc.csv.err" 2>&1
+    tail -c 300 "$D/ncu_copy_history_$cc.csv.err"; wc -l "$D/ncu_copy_history_$cc.csv"; pack
+    # gemm_tiled's five --ncu=3 launches (n = 1024, 1025, 1026, 1028, 1793): inputs left in the L2 by
+    # their initialisation (none) against a flushed L2 (all)
+    run timeout 150 ncu --clock-control none --cache-control $cc --kernel-name 'regex:gemm_tiled' --launch-count 5 \
+      --metrics $M --csv --log-file "$D/ncu_gemm_l2start_$cc.csv" $T --out=/tmp --batch=ncu --ncu=3 apps \
+      > "$D/ncu_gemm_l2start_$cc.csv.err" 2>&1
+    tail -c 300 "$D/ncu_gemm_l2start_$cc.csv.err"; wc -l "$D/ncu_gemm_l2start_$cc.csv"; pack
+  done
+fi
 if has apps; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack

@@ -61,7 +61,9 @@ double point_stream_copy(uint64_t n, bool rotate, const char* file) {
   double bytes = 8.0 * n;
   Row r = base_row("stream_copy", rotate ? "cold" : "hot");
   r.set("n", n).set("grid", grid).set("block", 256).set("bytes_moved", bytes).set("rotation_slots", slots);
-  emit(file, r.set("tbps", bytes / (t.median_us * 1e6)).set("check", bad ? "FAIL" : "ok").set("mismatches", uint64_t(bad)), &t);
+  emit(file,
+       r.set("tbps", bytes / (t.median_us * 1e6)).set("check", bad ? "FAIL" : "ok").set("mismatches", uint64_t(bad)),
+       &t);
   log("stream_copy n=%llu %s: %.2f us, %.3f TB/s %s\n", (unsigned long long)n, rotate ? "cold" : "hot", t.median_us,
       bytes / (t.median_us * 1e6), bad ? "FAIL" : "ok");
   return t.median_us;
@@ -72,6 +74,27 @@ int run_stream_copy(const std::vector<std::string>& a) {
   if (g.quick) lo = 20, hi = 21;
   for (int k = lo; k <= hi; ++k) point_stream_copy(uint64_t(1) << k, true, "stream_copy");
   for (int k = lo; k <= std::min(hi, 22); ++k) point_stream_copy(uint64_t(1) << k, false, "stream_copy");
+  return 0;
+}
+
+// The L2 a launch starts on (models/gpu/launch_history.hpp), for Nsight Compute with --cache-control
+// none: per size n = 2^20 .. 2^24, 8 launches rotating through the pools (slots 0..7, as the cold
+// points time them), then 4 more on slot 7's buffers (hot). No timing and no rows: the profiler's
+// dram__bytes_write.sum per launch says whether a launch writes back the stores of the ones before.
+int run_copy_history(const std::vector<std::string>&) {
+  pools();
+  for (int k = 20; k <= 24; ++k) {
+    uint64_t n = uint64_t(1) << k;
+    uint32_t grid = uint32_t((n + 4095) / 4096);
+    for (int i = 0; i < 12; ++i) {
+      uint64_t off = uint64_t(std::min(i, 7)) * n;
+      stream_copy<<<grid, 256, 0, g.stream>>>(g_src + off, g_dst + off, n);
+      log("copy_history launch %d: n=2^%d slot %d (%s)\n", (k - 20) * 12 + i, k, std::min(i, 7),
+          i < 8 ? "rotating" : "same buffers");
+    }
+    CKL();
+    CK(cudaDeviceSynchronize());
+  }
   return 0;
 }
 
