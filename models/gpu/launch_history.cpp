@@ -36,14 +36,20 @@ namespace {
 constexpr uint64_t kRegionBase = uint64_t(1) << 41;
 constexpr uint64_t kRegionAlign = uint64_t(2) << 20;
 
+// The bytes of the buffers the kernel loads from or stores to: what a launch touches.
+uint64_t touched_bytes(const ir::Program& program) {
+  uint64_t bytes = 0;
+  for (const auto& b : program.buffers())
+    if (b.read || b.written) bytes += b.bytes;
+  return bytes;
+}
+
 // kResident: each buffer the kernel touches, its last `share` of bytes (all of it when the buffers fit
 // in the L2), in kChunks chunks taken round-robin over the buffers, so that the L2's LRU order mixes
 // them as a launch streaming through all of them leaves it.
 void preload_buffers(GpuModel& model, const ir::Program& program, uint64_t l2_bytes) {
   constexpr uint64_t kChunks = 64;
-  uint64_t footprint = 0;
-  for (const auto& b : program.buffers())
-    if (b.read || b.written) footprint += b.bytes;
+  uint64_t footprint = touched_bytes(program);
   if (footprint == 0) return;
   double share = std::min(1.0, double(l2_bytes) / double(footprint));
   for (uint64_t c = 0; c < kChunks; ++c)
@@ -66,8 +72,7 @@ HistoryRun run_after_history(GpuModel& model, const ir::Kernel& kernel, const ir
   } else if (history.start == L2Start::kResident) {
     preload_buffers(model, program, l2_bytes);
   } else if (history.start == L2Start::kRotating) {
-    uint64_t footprint = 0;
-    for (const auto& b : program.buffers()) footprint += b.bytes;
+    uint64_t footprint = touched_bytes(program);
     uint64_t earlier = footprint ? (l2_bytes + footprint - 1) / footprint : 0;
     if (history.slots > 0) earlier = std::min(earlier, history.slots - 1);
     uint64_t next = kRegionBase;
