@@ -26,8 +26,9 @@ using detail::Plan;
 using detail::scaled_plan;
 namespace fs = std::filesystem;
 
-const std::set<std::string> kMicro = {"empty",          "stream_copy", "strided_copy",   "pointer_chase", "divergence",
-                                      "bank_conflicts", "fixed_work",  "mma_throughput", "mma_shared",    "store_tile"};
+const std::set<std::string> kMicro = {"empty",          "stream_copy",    "strided_copy", "pointer_chase",
+                                      "divergence",     "bank_conflicts", "fixed_work",   "ffma_outer",
+                                      "mma_throughput", "mma_shared",     "store_tile"};
 
 bool all_ok(const std::vector<SimOutcome>& o) {
   for (const auto& x : o)
@@ -52,6 +53,8 @@ std::string role_of(const MeasuredPoint& p) {
   if (p.kernel == "mma_shared") return p.variant == "both" ? "calibration" : "fit-benchmark";
   // store_tile (b6): its Nsight Compute L2 counts give the l2 request and byte rates; its times check them
   if (p.kernel == "store_tile") return "fit-benchmark";
+  // ffma_outer (b13): gemm_fp32's inner loop alone; no fit reads it
+  if (p.kernel == "ffma_outer") return "held-out";
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
   if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
   if (p.kernel == "mma_throughput") return "calibration";

@@ -16,11 +16,9 @@ struct Scale {
   const char* param;
   int64_t w1, w2;
 };
-const std::map<std::string, Scale> kScaled = {{"fixed_work", {"work", 256, 512}},
-                                              {"divergence", {"work", 128, 256}},
-                                              {"bank_conflicts", {"iters", 128, 256}},
-                                              {"mma_throughput", {"iters", 64, 128}},
-                                              {"mma_shared", {"iters", 16, 48}}};
+const std::map<std::string, Scale> kScaled = {
+    {"fixed_work", {"work", 256, 512}},     {"divergence", {"work", 128, 256}}, {"bank_conflicts", {"iters", 128, 256}},
+    {"mma_throughput", {"iters", 64, 128}}, {"mma_shared", {"iters", 16, 48}},  {"ffma_outer", {"iters", 16, 32}}};
 
 int64_t lowbit(int64_t x) { return x & -x; }
 }  // namespace

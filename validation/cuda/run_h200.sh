@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -10,6 +10,8 @@
 # to back through rotating buffers, then on the same buffers (copy_history), with Nsight Compute's
 # cache control off (the L2 each launch leaves is the next one's) and on (flushed before each). `fp32`
 # profiles gemm_fp32 at 1024^3 as its timing runs it (the 6th launch) with cache control off and on.
+# `banks` times and profiles the register outer product alone (ffma_outer), `tiles` gemm_fp32's tile
+# loop with and without its math (tile_loop).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -64,6 +66,36 @@ if [ "$WHAT" = fp32 ]; then
     --launch-count 1 --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
     --log-file "$D/ncu_fp32_source.csv" $T --out=/tmp --batch=ncu apps --only=gemm_fp32 > "$D/ncu_fp32_source.csv.err" 2>&1
   tail -c 300 "$D/ncu_fp32_source.csv.err"; wc -l "$D/ncu_fp32_source.csv"; gzip -f "$D/ncu_fp32_source.csv"; pack
+fi
+# `banks`: the register outer product alone (ffma_outer: fragments held in registers, or loaded from
+# shared memory by broadcast or at gemm_fp32's addresses; 1 and 2 CTAs per SM), timed; then its twelve
+# launches under Nsight Compute (issue stalls, scheduler, instruction mix, pipe counts; --page raw) and the
+# per-SASS-instruction stall samples of the `gemm` one with 132 CTAs and iters = 256
+if [ "$WHAT" = banks ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
+  P=smsp__inst_executed.sum,sm__inst_executed_pipe_fma.sum,sm__inst_executed_pipe_fmaheavy.sum,sm__inst_executed_pipe_fmalite.sum,sm__inst_executed_pipe_lsu.sum,sm__cycles_active.max
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:ffma_outer' --launch-count 12 --section WarpStateStats \
+    --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis --metrics $PM,$P --csv \
+    --page raw --log-file "$D/ncu_ffma_outer.csv" $T --out=/tmp --batch=ncu --ncu=1 ffma_outer > "$D/ncu_ffma_outer.csv.err" 2>&1
+  tail -c 300 "$D/ncu_ffma_outer.csv.err"; wc -l "$D/ncu_ffma_outer.csv"; pack
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:ffma_outer' --launch-skip 8 --launch-count 1 --section SourceCounters \
+    --section WarpStateStats --page source --print-source sass --csv --log-file "$D/ncu_ffma_outer_source.csv" $T \
+    --out=/tmp --batch=ncu --ncu=1 ffma_outer > "$D/ncu_ffma_outer_source.csv.err" 2>&1
+  tail -c 300 "$D/ncu_ffma_outer_source.csv.err"; wc -l "$D/ncu_ffma_outer_source.csv"; gzip -f "$D/ncu_ffma_outer_source.csv"; pack
+fi
+# `tiles`: gemm_fp32's tile loop with its 8 k-steps of math or none (tile_loop, n = 1024 and 2048),
+# timed; then its four launches under Nsight Compute (--page raw) and the stall samples of the
+# loads-only one at n = 1024
+if [ "$WHAT" = tiles ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:tile_loop' --launch-count 4 --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
+    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
+  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:tile_loop' --launch-count 1 --section SourceCounters \
+    --section WarpStateStats --page source --print-source sass --csv --log-file "$D/ncu_tile_loop_source.csv" $T \
+    --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop_source.csv.err" 2>&1
+  tail -c 300 "$D/ncu_tile_loop_source.csv.err"; wc -l "$D/ncu_tile_loop_source.csv"; gzip -f "$D/ncu_tile_loop_source.csv"; pack
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack

@@ -1,0 +1,125 @@
+// tile_loop twin: gemm_fp32's tile loop (VEC 4: validation/cuda/gemm_fp32.cu) with `kSteps` of its 8
+// k-steps of math per tile: 8 is gemm_fp32 itself, 0 keeps only the tile's global loads, shared
+// stores and two barriers (plus one shared load of each tile per thread, summed, so the stores are
+// used). The time per tile at 0 is what gemm_fp32 spends outside its k-step loop, which ffma_outer
+// (b13) times alone. Grid (N / 128, M / 128), block 256, static shared 8192 B. M = N = K = n.
+#include <cmath>
+#include <vector>
+
+#include "common.cuh"
+
+namespace twins {
+
+template <int kSteps>
+__global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B, float* C, int n) {
+  __shared__ __align__(16) float As[8 * 128];  // transposed: As[k * 128 + m]
+  __shared__ __align__(16) float Bs[8 * 128];
+  const int t = threadIdx.x;
+  const int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;
+  const int tm = t / 16 * 8, tn = t % 16 * 8;
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+  float s = 0.f;
+  for (int kt = 0; kt < n / 8; ++kt) {
+    const int k0 = kt * 8;
+    const int q = t * 4;
+    const int ar = q / 8, ac = q % 8, br = q / 128, bc = q % 128;
+    float4 a = *reinterpret_cast<const float4*>(A + size_t(m0 + ar) * n + k0 + ac);
+    float4 b = *reinterpret_cast<const float4*>(B + size_t(k0 + br) * n + n0 + bc);
+    As[(ac + 0) * 128 + ar] = a.x;
+    As[(ac + 1) * 128 + ar] = a.y;
+    As[(ac + 2) * 128 + ar] = a.z;
+    As[(ac + 3) * 128 + ar] = a.w;
+    *reinterpret_cast<float4*>(Bs + br * 128 + bc) = b;
+    __syncthreads();
+    if constexpr (kSteps == 0) {
+      s += As[t];
+      s += Bs[t];
+    }
+#pragma unroll
+    for (int k = 0; k < kSteps; ++k) {
+      float4 a0 = *reinterpret_cast<const float4*>(As + k * 128 + tm);
+      float4 a1 = *reinterpret_cast<const float4*>(As + k * 128 + tm + 4);
+      float4 b0 = *reinterpret_cast<const float4*>(Bs + k * 128 + tn);
+      float4 b1 = *reinterpret_cast<const float4*>(Bs + k * 128 + tn + 4);
+      const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+  if constexpr (kSteps == 0) {
+    C[size_t(m0 + tm) * n + n0 + tn] = s;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        *reinterpret_cast<float4*>(C + size_t(m0 + tm + i) * n + n0 + tn + 4 * j) =
+            make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+  }
+}
+
+int run_tile_loop(const std::vector<std::string>& args) {
+  (void)args;
+  for (int n : g.quick ? std::vector<int>{256} : std::vector<int>{1024, 2048}) {
+    const size_t nn = size_t(n) * n;
+    float *A, *B, *C;
+    CK(cudaMalloc(&A, nn * 4));
+    CK(cudaMalloc(&B, nn * 4));
+    CK(cudaMalloc(&C, nn * 4));
+    std::vector<float> ha(nn), hb(nn), hc(nn);
+    uint64_t seed = 0x7115u + uint64_t(n);
+    for (size_t i = 0; i < nn; ++i) ha[i] = float(int(splitmix64(seed) % 9) - 4) * 0.125f;  // exact sums
+    for (size_t i = 0; i < nn; ++i) hb[i] = float(int(splitmix64(seed) % 9) - 4) * 0.125f;
+    CK(cudaMemcpy(A, ha.data(), nn * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(B, hb.data(), nn * 4, cudaMemcpyHostToDevice));
+    dim3 grid(n / 128, n / 128);
+    for (int steps : {0, 8}) {
+      poison(C, nn * 4);
+      Timing t = time_launches([&](int) {
+        if (steps == 0)
+          tile_loop<0><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+        else
+          tile_loop<8><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+      });
+      CKL();
+      CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
+      size_t bad = 0, checked = 0;
+      uint64_t pick = 0x51u;
+      for (int e = 0; e < 512; ++e, ++checked) {  // sampled outputs; the values make every sum exact
+        const int r = int(splitmix64(pick) % uint64_t(n)), c = int(splitmix64(pick) % uint64_t(n));
+        if (steps == 0) {  // thread t of CTA (c / 128, r / 128) with tm = r % 128, tn = c % 128
+          const int rr = r / 8 * 8, cc = c / 8 * 8, t = (rr % 128) / 8 * 16 + (cc % 128) / 8;
+          const int m0 = rr / 128 * 128, n0 = cc / 128 * 128;
+          float s = 0.f;
+          for (int kt = 0; kt < n / 8; ++kt) {
+            s += ha[size_t(m0 + t % 128) * n + kt * 8 + t / 128];
+            s += hb[size_t(kt * 8 + t / 128) * n + n0 + t % 128];
+          }
+          bad += hc[size_t(rr) * n + cc] != s;
+        } else {
+          double s = 0;
+          for (int k = 0; k < n; ++k) s += double(ha[size_t(r) * n + k]) * double(hb[size_t(k) * n + c]);
+          bad += hc[size_t(r) * n + c] != float(s);
+        }
+      }
+      Row row = base_row("tile_loop", steps ? "math" : "loads");
+      row.set("n", n).set("ksteps", steps).set("grid_x", n / 128).set("grid_y", n / 128).set("block", 256);
+      row.set("tiles_per_cta", n / 8).set("checked", int64_t(checked));
+      emit("tile_loop", row.set("check", bad ? "FAIL" : "ok"), &t);
+      log("tile_loop n=%d ksteps=%d: %.2f us (%.1f cycles per tile at 1980 MHz) %s\n", n, steps, t.median_us,
+          t.median_us * 1980.0 / (n / 8), bad ? "FAIL" : "ok");
+    }
+    for (float* p : {A, B, C}) CK(cudaFree(p));
+  }
+  return 0;
+}
+
+}  // namespace twins
