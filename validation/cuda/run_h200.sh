@@ -83,16 +83,16 @@ if [ "$WHAT" = banks ]; then
     --out=/tmp --batch=ncu --ncu=1 ffma_outer > "$D/ncu_ffma_outer_source.csv.err" 2>&1
   tail -c 300 "$D/ncu_ffma_outer_source.csv.err"; wc -l "$D/ncu_ffma_outer_source.csv"; gzip -f "$D/ncu_ffma_outer_source.csv"; pack
 fi
-# `tiles`: gemm_fp32's tile loop with its 8 k-steps of math or none (tile_loop, n = 1024 and 2048),
-# timed; then its four launches under Nsight Compute (--page raw) and the stall samples of the
-# loads-only one at n = 1024
+# `tiles`: gemm_fp32's tile loop with 0, 1, 2, 4 or its 8 k-steps of math (tile_loop, n = 1024 and
+# 2048), timed; then its ten launches under Nsight Compute with the L2 carried over (--page raw) and the
+# stall samples of the whole loop (8 k-steps) at n = 1024
 if [ "$WHAT" = tiles ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
-  run timeout 150 ncu --clock-control none --kernel-name 'regex:tile_loop' --launch-count 4 --section WarpStateStats \
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 10 --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
     --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
-  run timeout 150 ncu --clock-control none --kernel-name 'regex:tile_loop' --launch-count 1 --section SourceCounters \
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 4 --launch-count 1 --section SourceCounters \
     --section WarpStateStats --page source --print-source sass --csv --log-file "$D/ncu_tile_loop_source.csv" $T \
     --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop_source.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_loop_source.csv.err"; wc -l "$D/ncu_tile_loop_source.csv"; gzip -f "$D/ncu_tile_loop_source.csv"; pack

@@ -1,5 +1,5 @@
-// tile_loop twin: gemm_fp32's tile loop (VEC 4: validation/cuda/gemm_fp32.cu) with `kSteps` of its 8
-// k-steps of math per tile: 8 is gemm_fp32 itself, 0 keeps only the tile's global loads, shared
+// tile_loop twin: gemm_fp32's tile loop (VEC 4: validation/cuda/gemm_fp32.cu) with `kSteps` (0, 1, 2, 4
+// or 8) of its 8 k-steps of math per tile: 8 is gemm_fp32 itself, 0 keeps only the tile's global loads, shared
 // stores and two barriers (plus one shared load of each tile per thread, summed, so the stores are
 // used). The time per tile at 0 is what gemm_fp32 spends outside its k-step loop, which ffma_outer
 // (b13) times alone. Grid (N / 128, M / 128), block 256, static shared 8192 B. M = N = K = n.
@@ -81,13 +81,26 @@ int run_tile_loop(const std::vector<std::string>& args) {
     CK(cudaMemcpy(A, ha.data(), nn * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(B, hb.data(), nn * 4, cudaMemcpyHostToDevice));
     dim3 grid(n / 128, n / 128);
-    for (int steps : {0, 8}) {
+    for (int steps : {0, 1, 2, 4, 8}) {
       poison(C, nn * 4);
       Timing t = time_launches([&](int) {
-        if (steps == 0)
-          tile_loop<0><<<grid, 256, 0, g.stream>>>(A, B, C, n);
-        else
-          tile_loop<8><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+        switch (steps) {
+          case 0:
+            tile_loop<0><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            break;
+          case 1:
+            tile_loop<1><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            break;
+          case 2:
+            tile_loop<2><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            break;
+          case 4:
+            tile_loop<4><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            break;
+          default:
+            tile_loop<8><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            break;
+        }
       });
       CKL();
       CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
@@ -104,13 +117,14 @@ int run_tile_loop(const std::vector<std::string>& args) {
             s += hb[size_t(kt * 8 + t / 128) * n + n0 + t % 128];
           }
           bad += hc[size_t(rr) * n + cc] != s;
-        } else {
+        } else {  // the first `steps` k of every 8
           double s = 0;
-          for (int k = 0; k < n; ++k) s += double(ha[size_t(r) * n + k]) * double(hb[size_t(k) * n + c]);
+          for (int k = 0; k < n; ++k)
+            if (k % 8 < steps) s += double(ha[size_t(r) * n + k]) * double(hb[size_t(k) * n + c]);
           bad += hc[size_t(r) * n + c] != float(s);
         }
       }
-      Row row = base_row("tile_loop", steps ? "math" : "loads");
+      Row row = base_row("tile_loop", steps == 8 ? "math" : steps ? "part" : "loads");
       row.set("n", n).set("ksteps", steps).set("grid_x", n / 128).set("grid_y", n / 128).set("block", 256);
       row.set("tiles_per_cta", n / 8).set("checked", int64_t(checked));
       emit("tile_loop", row.set("check", bad ? "FAIL" : "ok"), &t);
