@@ -25,6 +25,13 @@ ncu_run() {  # $1 = csv name, $2 = kernel-name regex, rest = runner command
     --log-file "$D/$f" $T --out=/tmp --batch=ncu "$@" > "$D/$f.err" 2>&1
   tail -c 300 "$D/$f.err"; wc -l "$D/$f"
 }
+ncu_source() {  # $1 = csv name, ncu selection options, --, runner command: per-SASS-instruction stall samples
+  local f=$1 sel=(); shift
+  while [ "$1" != -- ]; do sel+=("$1"); shift; done; shift
+  run timeout 200 ncu --clock-control none "${sel[@]}" --section SourceCounters --section WarpStateStats --page source \
+    --print-source sass --csv --log-file "$D/$f" $T --out=/tmp --batch=ncu "$@" > "$D/$f.err" 2>&1
+  tail -c 300 "$D/$f.err"; wc -l "$D/$f"; gzip -f "$D/$f"; pack
+}
 MICRO='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)$'
 APPS='regex:^(twins::)?(gemm_tiled|gemm_fp32|gemm_persistent|attn_qk_gemm|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
 
@@ -62,10 +69,8 @@ if [ "$WHAT" = fp32 ]; then
       > "$D/ncu_fp32_$cc.csv.err" 2>&1
     tail -c 300 "$D/ncu_fp32_$cc.csv.err"; wc -l "$D/ncu_fp32_$cc.csv"; pack
   done
-  run timeout 200 ncu --clock-control none --cache-control none --kernel-name 'regex:gemm_fp32' --launch-skip 5 \
-    --launch-count 1 --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-    --log-file "$D/ncu_fp32_source.csv" $T --out=/tmp --batch=ncu apps --only=gemm_fp32 > "$D/ncu_fp32_source.csv.err" 2>&1
-  tail -c 300 "$D/ncu_fp32_source.csv.err"; wc -l "$D/ncu_fp32_source.csv"; gzip -f "$D/ncu_fp32_source.csv"; pack
+  ncu_source ncu_fp32_source.csv --cache-control none --kernel-name 'regex:gemm_fp32' --launch-skip 5 --launch-count 1 \
+    -- apps --only=gemm_fp32
 fi
 # `banks`: the register outer product alone (ffma_outer: fragments held in registers, or loaded from
 # shared memory by broadcast or at gemm_fp32's addresses; 1 and 2 CTAs per SM), timed; then its twelve
@@ -78,10 +83,7 @@ if [ "$WHAT" = banks ]; then
     --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis --metrics $PM,$P --csv \
     --page raw --log-file "$D/ncu_ffma_outer.csv" $T --out=/tmp --batch=ncu --ncu=1 ffma_outer > "$D/ncu_ffma_outer.csv.err" 2>&1
   tail -c 300 "$D/ncu_ffma_outer.csv.err"; wc -l "$D/ncu_ffma_outer.csv"; pack
-  run timeout 150 ncu --clock-control none --kernel-name 'regex:ffma_outer' --launch-skip 8 --launch-count 1 --section SourceCounters \
-    --section WarpStateStats --page source --print-source sass --csv --log-file "$D/ncu_ffma_outer_source.csv" $T \
-    --out=/tmp --batch=ncu --ncu=1 ffma_outer > "$D/ncu_ffma_outer_source.csv.err" 2>&1
-  tail -c 300 "$D/ncu_ffma_outer_source.csv.err"; wc -l "$D/ncu_ffma_outer_source.csv"; gzip -f "$D/ncu_ffma_outer_source.csv"; pack
+  ncu_source ncu_ffma_outer_source.csv --kernel-name 'regex:ffma_outer' --launch-skip 8 --launch-count 1 -- --ncu=1 ffma_outer
 fi
 # `tiles`: gemm_fp32's tile loop with 0, 1, 2, 4 or its 8 k-steps of math (tile_loop, n = 1024 and
 # 2048), timed; then its ten launches under Nsight Compute with the L2 carried over (--page raw) and the
@@ -92,10 +94,8 @@ if [ "$WHAT" = tiles ]; then
     --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
     --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 4 --launch-count 1 --section SourceCounters \
-    --section WarpStateStats --page source --print-source sass --csv --log-file "$D/ncu_tile_loop_source.csv" $T \
-    --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop_source.csv.err" 2>&1
-  tail -c 300 "$D/ncu_tile_loop_source.csv.err"; wc -l "$D/ncu_tile_loop_source.csv"; gzip -f "$D/ncu_tile_loop_source.csv"; pack
+  ncu_source ncu_tile_loop_source.csv --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 4 --launch-count 1 \
+    -- --ncu=1 tile_loop
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack
@@ -141,10 +141,7 @@ if has pipes; then
   run timeout 120 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-count 5 --metrics $P --csv --page raw \
     --log-file "$D/ncu_gemm_pipe_counts.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_pipe_counts.csv.err" 2>&1
   tail -c 300 "$D/ncu_gemm_pipe_counts.csv.err"; wc -l "$D/ncu_gemm_pipe_counts.csv"; pack
-  run timeout 200 ncu --clock-control none --kernel-name 'regex:gemm_tiled' --launch-skip 1 --launch-count 2 \
-    --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-    --log-file "$D/ncu_gemm_source.csv" $T --out=/tmp --batch=ncu --ncu=3 apps > "$D/ncu_gemm_source.csv.err" 2>&1
-  tail -c 300 "$D/ncu_gemm_source.csv.err"; wc -l "$D/ncu_gemm_source.csv"; gzip -f "$D/ncu_gemm_source.csv"; pack
+  ncu_source ncu_gemm_source.csv --kernel-name 'regex:gemm_tiled' --launch-skip 1 --launch-count 2 -- --ncu=3 apps
 fi
 run $T --out="$D" --batch="$BATCH" canary_end
 nvidia-smi --query-gpu=uuid,pstate,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader >> "$D/nvidia_smi.csv"
