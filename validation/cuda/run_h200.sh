@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|mma]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -11,7 +11,8 @@
 # cache control off (the L2 each launch leaves is the next one's) and on (flushed before each). `fp32`
 # profiles gemm_fp32 at 1024^3 as its timing runs it (the 6th launch) with cache control off and on.
 # `banks` times and profiles the register outer product alone (ffma_outer), `tiles` gemm_fp32's tile
-# loop with and without its math (tile_loop).
+# loop with and without its math (tile_loop). `mma` times mma_throughput alone (f16, bf16, tf32 and
+# e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -96,6 +97,15 @@ if [ "$WHAT" = tiles ]; then
   tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
   ncu_source ncu_tile_loop_source.csv --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 4 --launch-count 1 \
     -- --ncu=1 tile_loop
+fi
+# `mma`: mma_throughput's four dtypes, timed, then one launch of each under Nsight Compute (--page raw:
+# executed instructions per pipe and opcode, issue stalls)
+if [ "$WHAT" = mma ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" mma; pack
+  run timeout 150 ncu --clock-control none --kernel-name 'regex:mma_throughput' --launch-count 4 --section WarpStateStats \
+    --section InstructionStats --section ComputeWorkloadAnalysis --metrics $M --csv --page raw \
+    --log-file "$D/ncu_mma.csv" $T --out=/tmp --batch=ncu --ncu=1 mma > "$D/ncu_mma.csv.err" 2>&1
+  tail -c 300 "$D/ncu_mma.csv.err"; wc -l "$D/ncu_mma.csv"; pack
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack
