@@ -52,32 +52,37 @@ size_t scalar_end(const std::string& line, size_t start) {
 
 // The comment of a line that several edits rewrite (a flow map's values). Comments that differ only
 // in their uncertainty ("calibrated: F (gtsim calibrate, ± 1.6 U)") become one that lists it per key
-// ("calibrated: F (gtsim calibrate, ± f16 1.6, bf16 5 U)"); others are joined by "; ", once each.
+// ("calibrated: F (gtsim calibrate, ± f16 1.6, bf16 5 U)"); comments with different heads form one such
+// group each, in order of first appearance, joined by "; ", as are comments without an uncertainty
+// (once each).
 std::string join_comments(const std::vector<std::pair<std::string, std::string>>& cs) {
   const std::string pm = " ± ";
-  bool same = cs.size() > 1;
-  std::string head, unit, list;
+  struct Group {
+    std::string head, unit, list, whole;
+    int n = 0;
+  };
+  std::vector<Group> groups;
   for (const auto& [leaf, c] : cs) {
     size_t at = c.find(pm);
     size_t sp = at == std::string::npos ? at : c.find(' ', at + pm.size());
-    if (sp == std::string::npos) {
-      same = false;
-      break;
+    if (sp == std::string::npos) {  // no uncertainty: kept whole, once
+      bool dup = false;
+      for (const auto& g : groups) dup = dup || (g.head.empty() && g.whole == c);
+      if (!dup) groups.push_back({"", "", "", c, 1});
+      continue;
     }
-    std::string h = c.substr(0, at), u = c.substr(sp);
-    if (!head.empty() && (h != head || u != unit)) {
-      same = false;
-      break;
-    }
-    head = h, unit = u;
-    list += (list.empty() ? "" : ", ") + leaf + " " + c.substr(at + pm.size(), sp - at - pm.size());
+    std::string h = c.substr(0, at), u = c.substr(sp), v = c.substr(at + pm.size(), sp - at - pm.size());
+    Group* g = nullptr;
+    for (auto& x : groups)
+      if (!x.head.empty() && x.head == h && x.unit == u) g = &x;
+    if (!g) groups.push_back({h, u, "", c, 0}), g = &groups.back();
+    g->list += (g->list.empty() ? "" : ", ") + leaf + " " + v;
+    ++g->n;
   }
-  if (same) return head + pm + list + unit;
-  std::vector<std::string> seen;
   std::string out;
-  for (const auto& lc : cs)
-    if (std::find(seen.begin(), seen.end(), lc.second) == seen.end())
-      seen.push_back(lc.second), out += (out.empty() ? "" : "; ") + lc.second;
+  for (const auto& g : groups)
+    out += (out.empty() ? "" : "; ") +
+           (g.head.empty() || (g.n == 1 && cs.size() == 1) ? g.whole : g.head + pm + g.list + g.unit);
   return out;
 }
 }  // namespace

@@ -168,7 +168,8 @@ TEST(TensorCore, LdmatrixWritebackHoldsTheSubPartitionsTensorPipe) {
 }
 
 TEST(TensorCore, DtypeWithoutARateIsAnError) {
-  auto p = testing::lib_kernel("mma_throughput", {{"dtype", 3}, {"iters", 1}});  // e4m3: no A100 rate
+  // an e4m3 mma.sync: the A100 (sm_80) has no fp8 tensor cores and its config no e4m3 rate
+  auto p = testing::lib_kernel("gemm_tiled", {{"M", 128}, {"N", 128}, {"K", 64}, {"DT", 3}});
   EXPECT_THROW(testing::run_one("a100-40gb", *p), SimulationError);
 }
 

@@ -158,6 +158,22 @@ TEST(ConfigEdit, OneLineOfCalibratedValuesCitesTheFileOnce) {
   EXPECT_EQ(after.find("m.csv", after.find("m.csv") + 1), std::string::npos);
 }
 
+// Values of one line from two sources (fitted from one file, derived from another) keep one citation
+// per source, each listing its keys' uncertainties.
+TEST(ConfigEdit, OneLineFromTwoSourcesCitesEachOnce) {
+  std::string path = tmp_copy(kHw, "edit_flow2.yaml");
+  const std::string c = "calibrated: m.csv (gtsim calibrate, ± ", d = "derived: n.csv (gtsim calibrate, ± ";
+  edit_config_file(path, {{"sm.tensor.mma_sync_flops_per_cycle.f16", "2740", c + "1.6 flop/cycle/SM)"},
+                          {"sm.tensor.mma_sync_flops_per_cycle.e4m3", "1400", d + "2 flop/cycle/SM)"},
+                          {"sm.tensor.mma_sync_flops_per_cycle.bf16", "2741", c + "5 flop/cycle/SM)"},
+                          {"sm.tensor.mma_sync_flops_per_cycle.e5m2", "1400", d + "2 flop/cycle/SM)"}});
+  std::string after = slurp(path);
+  EXPECT_NE(after.find("# calibrated: m.csv (gtsim calibrate, ± f16 1.6, bf16 5 flop/cycle/SM); derived: n.csv "
+                       "(gtsim calibrate, ± e4m3 2, e5m2 2 flop/cycle/SM)"),
+            std::string::npos)
+      << after;
+}
+
 TEST(ConfigEdit, RefusesAnInheritedKey) {
   EXPECT_THROW(edit_config_text(kSrc + "/hw_configs/h200-blind.yaml", {{"sm.count", "1", ""}}), InputError);
 }
@@ -323,6 +339,16 @@ TEST(Calibration, CommittedConfigMatchesRefit) {
     std::string cite = p.comment().substr(0, p.comment().find(" ± "));
     EXPECT_NE(slurp(kHw).find(cite), std::string::npos) << p.key << ": comment \"" << cite << "\" not in the config";
   }
+  // sm_90 has no fp8 mma.sync: the e4m3 rate is derived from the measured emulation (the f16 rate x the
+  // latest batch's e4m3 / f16 flop rate), not fitted, and is below the f16 rate (the emulation runs two
+  // f16 HMMA plus conversions per mma)
+  const CalibratedParam* e4 = r.find("sm.tensor.mma_sync_flops_per_cycle.e4m3");
+  const CalibratedParam* f16 = r.find("sm.tensor.mma_sync_flops_per_cycle.f16");
+  ASSERT_NE(e4, nullptr);
+  ASSERT_NE(f16, nullptr);
+  EXPECT_EQ(e4->kind, "derived");
+  EXPECT_LT(e4->value, 0.75 * f16->value);
+  EXPECT_GT(e4->value, 0.25 * f16->value);
 }
 
 TEST(TwinFidelity, ParsesRecordedPtxasAndSass) {
@@ -426,10 +452,12 @@ TEST(TwinFidelity, LoopOverheadIsListedAndGatedOnRequest) {
 // within 10% per class. Label `accuracy`: red until the twins and the IR headers agree.
 TEST(AccuracyTwin, RegistersAndSassMatchTheIr) {
   Dataset d = load_dataset(kData);
-  std::string ptxas;
+  std::string latest;  // the latest build (every twin, apps included): its ptxas report and its SASS
   for (const auto& b : d.batches)
-    if (d.ptxas_text.count(b)) ptxas = d.ptxas_text.at(b);  // the latest build: every twin, apps included
-  auto r = fidelity_from(ptxas, "recorded");
+    if (d.ptxas_text.count(b) && d.sass_path.count(b)) latest = b;
+  ASSERT_FALSE(latest.empty());
+  SimRunner sim(kHw, kKernels);
+  auto r = check_fidelity(d.ptxas_text.at(latest), "recorded", read_gz(d.sass_path.at(latest)), sim, kHw);
   for (const auto& t : r.twins) {
     EXPECT_TRUE(t.regs_equal) << t.function << ": registers twin " << t.twin_regs << " vs IR header " << t.ir_regs;
     if (t.sass_checked) {

@@ -1,6 +1,6 @@
 // mma_throughput twin: grid 1056, block 128. Each warp runs `iters` iterations of 4 independent
-// mma.sync into 4 f32 accumulators (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3), then
-// stores them. Operands: random small values (|x| in [2^-5, 2^-4), random sign and mantissa) made
+// mma.sync into 4 f32 accumulators (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3, emulated on
+// sm_90: see the loop), then stores them. Operands: random small values (|x| in [2^-5, 2^-4), random sign and mantissa) made
 // in registers from the thread id, so the tensor cores see non-trivial data.
 #include <cmath>
 #include <vector>
@@ -71,9 +71,20 @@ __global__ void __launch_bounds__(128) mma_throughput(float* out, int iters, uin
   for (int m = 0; m < 4; ++m)
 #pragma unroll
     for (int r = 0; r < 4; ++r) d[m][r] = 0.0f;
+  // e4m3: sm_90 has no fp8 mma.sync. ptxas emulates one (F2FP.F16.E4M3 conversions, two
+  // HMMA.16816.F32 from a zero accumulator, four FADD into the accumulators), and with loop-invariant
+  // operands it hoists the conversions and the HMMA out of the loop, leaving FADDs (b1-b14's SASS;
+  // an empty asm does not stop it: validation/data/h200/experiments/b15_e4m3_empty_asm). So one
+  // operand register moves by `z` before every e4m3 mma: z is 0 at run time (seed < 2^31) but not to
+  // the compiler, and each mma sees a different expression, so every mma.sync is emulated in full
+  // except the conversions of the other five operand registers (one IADD and two F2FP per mma).
+  const uint32_t z = DT == 3 ? seed >> 31 : 0u;
   for (int i = 0; i < iters; ++i) {
 #pragma unroll
-    for (int m = 0; m < 4; ++m) mma<DT>(d[m], a, b);
+    for (int m = 0; m < 4; ++m) {
+      if (DT == 3) b[0] += z;
+      mma<DT>(d[m], a, b);
+    }
   }
 #pragma unroll
   for (int m = 0; m < 4; ++m)
