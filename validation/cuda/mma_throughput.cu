@@ -1,7 +1,7 @@
 // mma_throughput twin: grid 1056, block 128. Each warp runs `iters` iterations of 4 independent
 // mma.sync into 4 f32 accumulators (m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3, emulated on
-// sm_90: see the loop), then stores them. Operands: random small values (|x| in [2^-5, 2^-4), random sign and mantissa) made
-// in registers from the thread id, so the tensor cores see non-trivial data.
+// sm_90: see the loop), then stores them. Operands: random small values (|x| in [2^-5, 2^-4), random
+// sign and mantissa) made in registers from the thread id, so the tensor cores see non-trivial data.
 #include <cmath>
 #include <vector>
 
