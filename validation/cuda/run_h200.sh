@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|mma]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|mma]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -11,7 +11,8 @@
 # cache control off (the L2 each launch leaves is the next one's) and on (flushed before each). `fp32`
 # profiles gemm_fp32 at 1024^3 as its timing runs it (the 6th launch) with cache control off and on.
 # `banks` times and profiles the register outer product alone (ffma_outer), `tiles` gemm_fp32's tile
-# loop with and without its math (tile_loop). `mma` times mma_throughput alone (f16, bf16, tf32 and
+# loop with and without its math (tile_loop); `tiles1` the same with one CTA per SM (each launch asks
+# for 100000 bytes of dynamic shared memory it does not use). `mma` times mma_throughput alone (f16, bf16, tf32 and
 # e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
 set -uo pipefail
 BATCH=${1:-b1}
@@ -106,6 +107,15 @@ if [ "$WHAT" = mma ]; then
     --section InstructionStats --section ComputeWorkloadAnalysis --metrics $M --csv --page raw \
     --log-file "$D/ncu_mma.csv" $T --out=/tmp --batch=ncu --ncu=1 mma > "$D/ncu_mma.csv.err" 2>&1
   tail -c 300 "$D/ncu_mma.csv.err"; wc -l "$D/ncu_mma.csv"; pack
+fi
+# `tiles1`: tile_loop with one CTA per SM (n = 1024 as before, n = 2048 in two waves instead of two CTAs
+# per SM), timed; then its ten launches under Nsight Compute with the L2 carried over (--page raw)
+if [ "$WHAT" = tiles1 ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" --pad_smem=100000 tile_loop; pack
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 10 --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
+    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --pad_smem=100000 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
+  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack

@@ -66,8 +66,19 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
   }
 }
 
+// pad_smem=BYTES: every launch also asks for BYTES of dynamic shared memory it does not use, which
+// limits the CTAs per SM (100000: one), to time the tile loop without a second CTA on the SM.
 int run_tile_loop(const std::vector<std::string>& args) {
-  (void)args;
+  const int pad = int(arg_i(args, "pad_smem", 0));
+  if (pad > 0) {
+    CK(cudaFuncSetAttribute(tile_loop<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
+    CK(cudaFuncSetAttribute(tile_loop<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
+    CK(cudaFuncSetAttribute(tile_loop<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
+    CK(cudaFuncSetAttribute(tile_loop<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
+    CK(cudaFuncSetAttribute(tile_loop<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
+  }
+  int ctas_per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, tile_loop<8>, 256, size_t(pad)));
   for (int n : g.quick ? std::vector<int>{256} : std::vector<int>{1024, 2048}) {
     const size_t nn = size_t(n) * n;
     float *A, *B, *C;
@@ -86,19 +97,19 @@ int run_tile_loop(const std::vector<std::string>& args) {
       Timing t = time_launches([&](int) {
         switch (steps) {
           case 0:
-            tile_loop<0><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            tile_loop<0><<<grid, 256, pad, g.stream>>>(A, B, C, n);
             break;
           case 1:
-            tile_loop<1><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            tile_loop<1><<<grid, 256, pad, g.stream>>>(A, B, C, n);
             break;
           case 2:
-            tile_loop<2><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            tile_loop<2><<<grid, 256, pad, g.stream>>>(A, B, C, n);
             break;
           case 4:
-            tile_loop<4><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            tile_loop<4><<<grid, 256, pad, g.stream>>>(A, B, C, n);
             break;
           default:
-            tile_loop<8><<<grid, 256, 0, g.stream>>>(A, B, C, n);
+            tile_loop<8><<<grid, 256, pad, g.stream>>>(A, B, C, n);
             break;
         }
       });
@@ -127,10 +138,11 @@ int run_tile_loop(const std::vector<std::string>& args) {
       Row row = base_row("tile_loop", steps == 8 ? "math" : steps ? "part" : "loads");
       row.set("n", n).set("ksteps", steps).set("grid_x", n / 128).set("grid_y", n / 128).set("block", 256);
       row.set("tiles_per_cta", n / 8).set("checked", int64_t(checked));
+      row.set("pad_smem", pad).set("ctas_per_sm_max", ctas_per_sm);
       emit("tile_loop", row.set("check", bad ? "FAIL" : "ok"), &t);
       const double mhz = 0.5 * (t.before.sm_mhz + t.after.sm_mhz);
-      log("tile_loop n=%d ksteps=%d: %.2f us (%.1f cycles per tile at %.0f MHz) %s\n", n, steps, t.median_us,
-          t.median_us * mhz / (n / 8), mhz, bad ? "FAIL" : "ok");
+      log("tile_loop n=%d ksteps=%d pad_smem=%d (%d CTAs/SM): %.2f us (%.1f cycles per tile at %.0f MHz) %s\n", n,
+          steps, pad, ctas_per_sm, t.median_us, t.median_us * mhz / (n / 8), mhz, bad ? "FAIL" : "ok");
     }
     for (float* p : {A, B, C}) CK(cudaFree(p));
   }
