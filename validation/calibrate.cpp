@@ -464,13 +464,10 @@ void fit_mma(Ctx& c) {
 void derive_fp8_mma(Ctx& c) {
   const CalibratedParam* f16 = c.res.find("sm.tensor.mma_sync_flops_per_cycle.f16");
   if (!f16 || !std::isfinite(f16->value)) return;
-  // the latest batch with an e4m3 point (batch names compare naturally: "b16" after "b9")
-  auto later = [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() > b.size() : a > b;
-  };
+  // the latest batch with an e4m3 point (load_dataset reads the batches in natural order: b16 after b9)
   std::string batch;
   for (auto* q : c.all.select("mma_throughput"))
-    if (int(q->num("dtype")) == 3 && (batch.empty() || later(q->batch, batch))) batch = q->batch;
+    if (int(q->num("dtype")) == 3) batch = q->batch;
   const MeasuredPoint *p0 = nullptr, *p3 = nullptr;
   for (auto* q : c.all.select("mma_throughput"))
     if (q->batch == batch) {
