@@ -210,6 +210,7 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
     return std::atoll(fn.c_str() + at + std::strlen(tag));
   };
   if (k == "ffma_outer") return {{"mode", tmpl("ILi", 2)}, {"iters", 4}, {"ctas", 1}};
+  if (k == "l2_read") return {{"ctas", 1}, {"threads", 256}, {"iters", 8}};
   if (k == "gemm_tiled") {  // VEC = lowbit(K, N): 256 + VEC gives the twin's instantiation
     int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
     return {{"M", 256}, {"N", d}, {"K", d}};

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 const std::set<std::string> kMicro = {"empty",          "stream_copy",    "strided_copy", "pointer_chase",
                                       "divergence",     "bank_conflicts", "fixed_work",   "ffma_outer",
-                                      "mma_throughput", "mma_shared",     "store_tile"};
+                                      "mma_throughput", "mma_shared",     "store_tile",   "l2_read"};
 
 bool all_ok(const std::vector<SimOutcome>& o) {
   for (const auto& x : o)
@@ -55,6 +55,9 @@ std::string role_of(const MeasuredPoint& p) {
   if (p.kernel == "store_tile") return "fit-benchmark";
   // ffma_outer (b13): gemm_fp32's inner loop alone; no fit reads it
   if (p.kernel == "ffma_outer") return "held-out";
+  // l2_read (b18): the crossbar's figures (noc.bytes_per_cycle_per_sm from one CTA, bytes_per_cycle_per_gpc
+  // from 33 and 66 CTAs of 1024 threads, 8 MB) are derived from its points; it checks them
+  if (p.kernel == "l2_read") return "fit-benchmark";
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
   if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
   if (p.kernel == "mma_throughput") return "calibration";

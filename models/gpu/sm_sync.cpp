@@ -59,7 +59,8 @@ void Sm::bar_sync(uint16_t wi, uint64_t c) {
   if (++cta.bar_arrived[size_t(in.imm)] < cta.warps_total) return;
   cta.bar_arrived[size_t(in.imm)] = 0;
   for (uint16_t x : cta.warps)
-    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm) release(x, c + 1, kStallBarrier);
+    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm)
+      release(x, c + specs_.sm.barrier_latency_cycles, kStallBarrier);
 }
 
 // mbarriers live in the CTA's shared memory (addr2[0]); arrivals count threads, as in PTX.

@@ -161,7 +161,9 @@ void MemorySystemImpl::respond(uint32_t r, Tick t) {
   SmPort& p = ports_[q.sm];
   uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
   c_.noc_down_bytes += bytes;
-  Tick arrive = p.noc_down.reserve(t + slice_lat_, bytes) + noc_lat_;
+  Tick leave = t + slice_lat_;
+  if (!gpc_down_.empty()) leave = gpc_down_[p.gpc].reserve(leave, bytes);
+  Tick arrive = p.noc_down.reserve(leave, bytes) + noc_lat_;
   sim().schedule(arrive, this, kSmArrive, r);
 }
 

@@ -26,6 +26,10 @@ struct NocSpecs {
   double bytes_per_cycle_per_sm = 64;  // per SM port, each direction, SM cycles
   uint32_t latency_cycles = 40;        // one-way traversal
   uint32_t header_bytes = 32;          // a load / atomic request without data
+  // GPCs: the SMs in order, gpcs groups of them, each group's L2 -> SM data sharing one link of
+  // bytes_per_cycle_per_gpc (SM cycles). 0: no GPC level (each SM's own port only).
+  uint32_t gpcs = 0;
+  double bytes_per_cycle_per_gpc = 0;
   static NocSpecs parse(const ConfigNode& n);
 };
 

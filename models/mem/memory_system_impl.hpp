@@ -63,6 +63,7 @@ struct SmPort {
   std::vector<uint32_t> free_mshrs;
   uint32_t blocked_head = kNil, blocked_tail = kNil;
   uint32_t partition = 0;
+  uint32_t gpc = 0;
 };
 
 struct L2Slice {
@@ -131,6 +132,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   ClockDomain gpc_clock_;  // the SMs' clock now: L1s and the SMs' crossbar ports
   Coalescer coalescer_;
   std::vector<SmPort> ports_;
+  std::vector<BandwidthServer> gpc_down_;  // per GPC: the L2 -> SM data its SMs share (noc.gpcs)
   std::vector<L2Slice> slices_;
   std::unique_ptr<HbmModel> hbm_;
   std::vector<MemRequest> reqs_;

@@ -115,6 +115,7 @@ int run_bank_conflicts(const std::vector<std::string>& args);
 int run_fixed_work(const std::vector<std::string>& args);
 int run_ffma_outer(const std::vector<std::string>& args);  // ffma_outer.cu: gemm_fp32's inner loop alone
 int run_tile_loop(const std::vector<std::string>& args);   // tile_loop.cu: gemm_fp32's tile loop, 0-8 k-steps
+int run_l2_read(const std::vector<std::string>& args);     // l2_read.cu: L2-to-SM read bandwidth and bursts
 int run_mma(const std::vector<std::string>& args);
 int run_mma_shared(const std::vector<std::string>& args);  // mma_shared.cu: tensor cores vs the shared pipe
 int run_empty(const std::vector<std::string>& args);

@@ -3,8 +3,8 @@
 //   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy copy_history
 //       stream_rw store_tile
 //   strided_copy
-//       pointer_chase divergence bank_conflicts fixed_work ffma_outer tile_loop mma mma_shared empty micro
-//       (all of these but ffma_outer, tile_loop and mma_shared) apps
+//       pointer_chase divergence bank_conflicts fixed_work ffma_outer tile_loop l2_read mma mma_shared empty
+//       micro (all of these but ffma_outer, tile_loop, l2_read and mma_shared) apps
 //       ncu_set (one launch of each representative, for Nsight Compute)
 // Rows are appended to DIR/<kernel>.csv and DIR/manifest.csv; see docs/measurements.md.
 #include <ctime>
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     int rc = 0;
     rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_strided_copy(args) |
           run_pointer_chase(args) | run_divergence(args);
-    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) | run_mma(args) |
+    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) | run_l2_read(args) | run_mma(args) |
           run_mma_shared(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
@@ -162,6 +162,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), run_ffma_outer(args));
     else if (c == "tile_loop")
       rc = (clock_row(c.c_str()), run_tile_loop(args));
+    else if (c == "l2_read")
+      rc = (clock_row(c.c_str()), run_l2_read(args));
     else if (c == "mma")
       rc = (clock_row(c.c_str()), run_mma(args));
     else if (c == "mma_shared")

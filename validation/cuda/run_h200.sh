@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|mma]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|mma|l2bw]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -14,6 +14,8 @@
 # loop with and without its math (tile_loop); `tiles1` the same with one CTA per SM (each launch asks
 # for 100000 bytes of dynamic shared memory it does not use). `mma` times mma_throughput alone (f16, bf16, tf32 and
 # e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
+# `l2bw` times l2_read (L2-to-SM read bandwidth per SM and in all, 8 MB and 32 MB in the L2) and profiles
+# its 8 MB launches (L2 and L1 throughput, issue stalls).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -116,6 +118,17 @@ if [ "$WHAT" = tiles1 ]; then
     --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
     --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --pad_smem=100000 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+fi
+# `l2bw`: l2_read from an 8 MB and a 32 MB buffer in the L2, timed; then one launch of each 8 MB point
+# under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue stalls)
+if [ "$WHAT" = l2bw ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" l2_read; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" --footprint=33554432 l2_read; pack
+  L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,sm__cycles_elapsed.max,gpu__time_duration.sum
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:l2_read' --launch-count 20 --section WarpStateStats \
+    --section MemoryWorkloadAnalysis --metrics $L2M --csv --page raw \
+    --log-file "$D/ncu_l2_read.csv" $T --out=/tmp --batch=ncu --ncu=1 l2_read > "$D/ncu_l2_read.csv.err" 2>&1
+  tail -c 300 "$D/ncu_l2_read.csv.err"; wc -l "$D/ncu_l2_read.csv"; pack
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack
