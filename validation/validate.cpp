@@ -40,11 +40,16 @@ bool all_ok(const std::vector<SimOutcome>& o) {
 // the batch that first measured the new twin. Earlier points are excluded; that batch's are held out.
 // divergence: b1/b2's twin kept a and b in R4/R5 beside the even accumulators, a register-bank
 // conflict on every other FFMA (validation/data/h200/b3/README.md).
-const std::map<std::string, std::string> kTwinRevised = {{"divergence", "b3"}};
+// l2_read: b18 and b19's first version strode through one buffer by the grid's size (its CTAs' address
+// streams changed with the grid; at 64 and 128 CTAs in clusters each CTA's data fitted in its L1).
+const std::map<std::string, std::string> kTwinRevised = {{"divergence", "b3"}, {"l2_read", "b20"}};
 
 // Which fit used the point (mirrors calibrate.cpp's selections).
 std::string role_of(const MeasuredPoint& p) {
   if (kMicro.count(p.kernel) && p.cols.count("partition_sms")) return "held-out";  // new points: fewer SMs
+  // l2_read (b20): the crossbar's figures (noc.bytes_per_cycle_per_sm from 1 to 4 CTAs of 1024 threads,
+  // bytes_per_cycle_per_group from one cluster of 8) are derived from its points; the others check them
+  if (p.kernel == "l2_read") return "fit-benchmark";
   if (kTwinRevised.count(p.kernel)) {
     const std::string& first = kTwinRevised.at(p.kernel);
     return p.batch < first ? "excluded" : p.batch == first ? "held-out" : "held-out-repeat";
@@ -55,9 +60,6 @@ std::string role_of(const MeasuredPoint& p) {
   if (p.kernel == "store_tile") return "fit-benchmark";
   // ffma_outer (b13): gemm_fp32's inner loop alone; no fit reads it
   if (p.kernel == "ffma_outer") return "held-out";
-  // l2_read (b18): the crossbar's figures (noc.bytes_per_cycle_per_sm from one CTA, bytes_per_cycle_per_gpc
-  // from 33 and 66 CTAs of 1024 threads, 8 MB) are derived from its points; it checks them
-  if (p.kernel == "l2_read") return "fit-benchmark";
   if (p.batch != "b1" && kMicro.count(p.kernel)) return "held-out-repeat";
   if (p.kernel == "empty") return p.variant == "graph_replay" ? "calibration" : "excluded";
   if (p.kernel == "mma_throughput") return "calibration";
@@ -79,6 +81,18 @@ std::string role_of(const MeasuredPoint& p) {
 }
 
 double nan() { return std::nan(""); }
+
+// A point whose runner recorded each CTA's SM (l2_read: the smids column) and that ran two CTAs on one SM
+// while others stayed idle (a cluster launch's placement)
+bool placed_twice(const MeasuredPoint& p) {
+  auto it = p.cols.find("smids");
+  if (it == p.cols.end() || it->second.empty()) return false;
+  std::set<std::string> ids;
+  size_t n = 0;
+  std::stringstream ss(it->second);
+  for (std::string id; std::getline(ss, id, ';'); ++n) ids.insert(id);
+  return ids.size() < n;
+}
 }  // namespace
 
 double runner_work(const MeasuredPoint& p) {
@@ -242,6 +256,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       r.reason = micro ? "no IR kernel of that name" : am.reason;
     else if (kTwinRevised.count(p.kernel) && p.batch < kTwinRevised.at(p.kernel))
       r.reason = "twin revised in " + kTwinRevised.at(p.kernel) + " (this one was a different program from the IR)";
+    else if (placed_twice(p))
+      r.reason = "two CTAs on one SM (the smids column): the model places one per SM first";
     else if (p.kernel == "empty" && p.variant != "graph_replay")
       r.reason = "host-side launch measurement, not a GPU time";
     else if (p.kernel == "pointer_chase" && p.variant != "twin")

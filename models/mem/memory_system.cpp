@@ -31,7 +31,7 @@ MemorySystemImpl::MemorySystemImpl(Simulation& sim, StatGroup& parent, const Mem
   for (uint32_t i = 0; i < sms; ++i) {
     SmPort& p = ports_[i];
     p.partition = uint32_t(uint64_t(i) * specs_.l2.partitions / sms);  // GPC halves: SMs in order
-    if (specs_.noc.gpcs > 0) p.gpc = uint32_t(uint64_t(i) * std::min(specs_.noc.gpcs, sms) / sms);
+    if (specs_.noc.sms_per_group > 0) p.group = i / specs_.noc.sms_per_group;
     p.mshrs.resize(specs_.l1.mshrs);
   }
   build_l2();
@@ -52,8 +52,9 @@ void MemorySystemImpl::set_sm_clock(double mhz) {
     p.noc_up.set_rate(noc_rate);
     p.noc_down.set_rate(noc_rate);
   }
-  gpc_down_.resize(specs_.noc.gpcs > 0 ? std::min<size_t>(specs_.noc.gpcs, ports_.size()) : 0);
-  for (BandwidthServer& g : gpc_down_) g.set_rate(specs_.noc.bytes_per_cycle_per_gpc * mhz / 1000.0);
+  const uint32_t per = specs_.noc.sms_per_group;
+  group_down_.resize(per > 0 ? (ports_.size() + per - 1) / per : 0);
+  for (BandwidthServer& g : group_down_) g.set_rate(specs_.noc.bytes_per_cycle_per_group * mhz / 1000.0);
 }
 
 void MemorySystemImpl::configure_l1(uint32_t bytes) {

@@ -63,7 +63,7 @@ struct SmPort {
   std::vector<uint32_t> free_mshrs;
   uint32_t blocked_head = kNil, blocked_tail = kNil;
   uint32_t partition = 0;
-  uint32_t gpc = 0;
+  uint32_t group = 0;  // its SM group's link (noc.sms_per_group)
 };
 
 struct L2Slice {
@@ -132,7 +132,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   ClockDomain gpc_clock_;  // the SMs' clock now: L1s and the SMs' crossbar ports
   Coalescer coalescer_;
   std::vector<SmPort> ports_;
-  std::vector<BandwidthServer> gpc_down_;  // per GPC: the L2 -> SM data its SMs share (noc.gpcs)
+  std::vector<BandwidthServer> group_down_;  // per SM group: the L2 -> SM data its SMs share
   std::vector<L2Slice> slices_;
   std::unique_ptr<HbmModel> hbm_;
   std::vector<MemRequest> reqs_;

@@ -14,8 +14,8 @@
 # loop with and without its math (tile_loop); `tiles1` the same with one CTA per SM (each launch asks
 # for 100000 bytes of dynamic shared memory it does not use). `mma` times mma_throughput alone (f16, bf16, tf32 and
 # e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
-# `l2bw` times l2_read (L2-to-SM read bandwidth per SM and in all, 8 MB and 32 MB in the L2) and profiles
-# its 8 MB launches (L2 and L1 throughput, issue stalls).
+# `l2bw` times l2_read (the L2-to-SM read bandwidth of 1 to 132 SMs, each reading its own 64 KB) and
+# profiles its launches (L2 and L1 throughput, issue stalls).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -119,15 +119,16 @@ if [ "$WHAT" = tiles1 ]; then
     --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --pad_smem=100000 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
 fi
-# `l2bw`: l2_read from an 8 MB and a 32 MB buffer in the L2, timed; then one launch of each 8 MB point
-# under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue stalls)
+# `l2bw`: l2_read (each CTA its own 64 KB in the L2, read past the L1), timed, with every CTA's SM
+# recorded and the 1024-thread points also in clusters of 8 (one GPC each); then one launch of each
+# unclustered point under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue
+# stalls). (b18 and b19 ran l2_read's first version: b18 as this from 8 and 32 MB; b19 the timing alone.)
 if [ "$WHAT" = l2bw ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" l2_read; pack
-  run timeout 200 $T --out="$D" --batch="$BATCH" --footprint=33554432 l2_read; pack
-  L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,sm__cycles_elapsed.max,gpu__time_duration.sum
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:l2_read' --launch-count 20 --section WarpStateStats \
+  L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,gpu__time_duration.sum
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:l2_read' --launch-count 32 --section WarpStateStats \
     --section MemoryWorkloadAnalysis --metrics $L2M --csv --page raw \
-    --log-file "$D/ncu_l2_read.csv" $T --out=/tmp --batch=ncu --ncu=1 l2_read > "$D/ncu_l2_read.csv.err" 2>&1
+    --log-file "$D/ncu_l2_read.csv" $T --out=/tmp --batch=ncu --ncu=1 --clusters=0 l2_read > "$D/ncu_l2_read.csv.err" 2>&1
   tail -c 300 "$D/ncu_l2_read.csv.err"; wc -l "$D/ncu_l2_read.csv"; pack
 fi
 if has parts; then
