@@ -18,8 +18,7 @@ struct Scale {
 };
 const std::map<std::string, Scale> kScaled = {
     {"fixed_work", {"work", 256, 512}},     {"divergence", {"work", 128, 256}}, {"bank_conflicts", {"iters", 128, 256}},
-    {"mma_throughput", {"iters", 64, 128}}, {"mma_shared", {"iters", 16, 48}},  {"ffma_outer", {"iters", 16, 32}},
-    {"l2_read", {"iters", 32, 64}}};
+    {"mma_throughput", {"iters", 64, 128}}, {"mma_shared", {"iters", 16, 48}},  {"ffma_outer", {"iters", 16, 32}}};
 
 int64_t lowbit(int64_t x) { return x & -x; }
 }  // namespace
@@ -220,7 +219,7 @@ Plan scaled_plan(const MeasuredPoint& p, ir::ParamValues params) {
   auto a = params, b = params;
   a[sc.param] = sc.w1;
   b[sc.param] = sc.w2;
-  plan.jobs = {{p.kernel, a, sets, p.launch_history()}, {p.kernel, b, sets, p.launch_history()}};
+  plan.jobs = {{p.kernel, a, sets}, {p.kernel, b, sets}};
   plan.combine = [W, sc](const std::vector<SimOutcome>& o) {
     return o[0].result.time_us +
            double(W - sc.w1) * (o[1].result.time_us - o[0].result.time_us) / double(sc.w2 - sc.w1);

@@ -28,16 +28,11 @@ void Sm::exec_sync(uint16_t wi, uint64_t c) {
       w.wait_since = c;
       w.wait_static_id = in.static_id;
       break;
-    case ir::OpClass::kBarSync:
-      bar_sync(wi, c);
-      break;
+    case ir::OpClass::kBarSync: bar_sync(wi, c); break;
     case ir::OpClass::kMbarInit:
     case ir::OpClass::kMbarArrive:
-    case ir::OpClass::kMbarWait:
-      mbar_op(wi, c);
-      break;
-    default:
-      break;
+    case ir::OpClass::kMbarWait: mbar_op(wi, c); break;
+    default: break;
   }
 }
 
@@ -64,8 +59,7 @@ void Sm::bar_sync(uint16_t wi, uint64_t c) {
   if (++cta.bar_arrived[size_t(in.imm)] < cta.warps_total) return;
   cta.bar_arrived[size_t(in.imm)] = 0;
   for (uint16_t x : cta.warps)
-    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm)
-      release(x, c + specs_.sm.barrier_latency_cycles, kStallBarrier);
+    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm) release(x, c + 1, kStallBarrier);
 }
 
 // mbarriers live in the CTA's shared memory (addr2[0]); arrivals count threads, as in PTX.
@@ -142,9 +136,9 @@ void Sm::describe_waiting(std::string& out) const {
     std::string what;
     switch (w.state) {
       case WarpState::kBarrier:
-        what = "waits at bar.sync " + std::to_string(w.wait_arg) + " (" +
-               std::to_string(cta.bar_arrived[size_t(w.wait_arg)]) + " of " + std::to_string(cta.warps_total) +
-               " warps arrived, " + std::to_string(cta.warps_exited) + " exited)";
+        what = "waits at bar.sync " + std::to_string(w.wait_arg) + " (" + std::to_string(cta.bar_arrived[size_t(w.wait_arg)]) +
+               " of " + std::to_string(cta.warps_total) + " warps arrived, " + std::to_string(cta.warps_exited) +
+               " exited)";
         break;
       case WarpState::kMbarWait:
         what = "waits on the mbarrier at shared offset " + std::to_string(w.wait_addr) + " for phase parity " +
@@ -154,12 +148,8 @@ void Sm::describe_waiting(std::string& out) const {
         what = "waits at cp.async.wait_group " + std::to_string(w.wait_arg) + " with " +
                std::to_string(w.cp_groups.size() - 1) + " committed groups outstanding";
         break;
-      case WarpState::kExited:
-        what = "exited, " + std::to_string(w.pending) + " memory results outstanding";
-        break;
-      default:
-        what = "ready to issue (waiting on " + std::to_string(w.pending) + " memory results)";
-        break;
+      case WarpState::kExited: what = "exited, " + std::to_string(w.pending) + " memory results outstanding"; break;
+      default: what = "ready to issue (waiting on " + std::to_string(w.pending) + " memory results)"; break;
     }
     uint32_t at = w.state == WarpState::kReady || w.state == WarpState::kExited ? w.inst.static_id : w.wait_static_id;
     out += "  " + warp_place(w, at) + ": " + what + "\n";

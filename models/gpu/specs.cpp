@@ -118,8 +118,6 @@ SmSpecs SmSpecs::parse(const ConfigNode& node) {
   s.registers = node.param<uint32_t>("registers").positive().get();
   s.reg_alloc_unit = node.param<uint32_t>("reg_alloc_unit").positive().get();
   s.max_regs_per_thread = node.param<uint32_t>("max_regs_per_thread").range(1, 65535).get();
-  if (node.has("barrier_latency_cycles"))
-    s.barrier_latency_cycles = node.param<uint32_t>("barrier_latency_cycles").range(1, 10000).get();
   const ConfigNode& units = node.at("units");
   for (Pipe p : {Pipe::kFp32, Pipe::kInt, Pipe::kFp16, Pipe::kFp64, Pipe::kSfu, Pipe::kShuffle, Pipe::kLsu})
     s.units[int(p)] = UnitSpecs::parse(units.at(pipe_name(p)));

@@ -67,8 +67,6 @@ struct SmSpecs {
   uint32_t registers = 65536;
   uint32_t reg_alloc_unit = 256;
   uint32_t max_regs_per_thread = 255;
-  // Cycles from the last warp's arrival at a bar.sync to the first issue of a released warp.
-  uint32_t barrier_latency_cycles = 1;
   std::array<UnitSpecs, kNumPipes> units{};  // kTensor and kNone unused here (tensor has its own specs)
   TensorSpecs tensor;
   SharedSpecs shared;

@@ -38,8 +38,8 @@ class HbmModel {
   Counter& write_bytes_;
   Counter& reads_;
   Counter& writes_;
-  Histogram& read_latency_ns_;  // loaded latency: arrival at HBM to data back at L2
-  Histogram& queue_bytes_;      // bytes queued ahead of each access (queue occupancy)
+  Histogram& read_latency_ns_;   // loaded latency: arrival at HBM to data back at L2
+  Histogram& queue_bytes_;       // bytes queued ahead of each access (queue occupancy)
 };
 
 using HbmFactory = std::function<std::unique_ptr<HbmModel>(const HbmSpecs&, StatGroup&)>;

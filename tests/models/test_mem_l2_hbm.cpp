@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "models/mem/hbm.hpp"
 #include "models/mem/memory_system_impl.hpp"
@@ -229,6 +230,40 @@ TEST(L2Partitions, FarRequestsAreHandledByANearSliceFirst) {
   double without = l2_store_ns(testing::small_machine_yaml(), false, n);
   EXPECT_NEAR(double(near) / double(n), 0.5, 0.1);
   EXPECT_NEAR(with / without, 1.5, 0.2);
+}
+
+// Time (ns) for the SMs `sms` to read 64 KB each of L2-resident lines (ld.global.cg, one line per warp
+// access, all issued at once), with noc `extra` (sms_per_group ...) on a 4-SM machine.
+double group_read_ns(const std::string& extra, const std::vector<uint32_t>& sms) {
+  std::string y = testing::small_machine_yaml();
+  const std::string key = "noc: {bytes_per_cycle_per_sm: 64, latency_cycles: 20";
+  y.replace(y.find(key), key.size(), key + extra);
+  MemFixture f(y, 4);
+  const uint64_t per_sm = 64 * 1024;
+  stream(f, OpClass::kStGlobal, 0, per_sm * sms.size(), 1);  // into the L2 (1 MB): resident, dirty
+  Tick start = f.sim.now();
+  f.rec.done.clear();
+  for (size_t k = 0; k < sms.size(); ++k)
+    for (uint64_t a = k * per_sm; a < (k + 1) * per_sm; a += 128) {
+      auto d = warp_access(OpClass::kLdGlobal, a, 4, 4);
+      d.cache_global = false;
+      f.mem->issue(sms[k], d, f.sim.now(), &f.rec, a);
+    }
+  f.sim.run();
+  Tick last = 0;
+  for (const auto& d : f.rec.done) last = std::max(last, d.second);
+  return double(last - start) / double(kTicksPerNs);
+}
+
+TEST(Crossbar, SmsOfOneGroupShareItsLinkToTheL2) {
+  // noc.sms_per_group = 2: SMs 0 and 1 share one link of 64 B/cycle (as wide as each SM's port), SMs
+  // 0 and 2 have one each. Two SMs of one group move their 128 KB over one link: 1024 cycles (1 GHz)
+  // longer than over two; without groups the placement does not matter.
+  const std::string groups = ", sms_per_group: 2, bytes_per_cycle_per_group: 64";
+  double same = group_read_ns(groups, {0, 1}), apart = group_read_ns(groups, {0, 2});
+  EXPECT_NEAR(same - apart, 65536.0 / 64.0, 60);
+  EXPECT_NEAR(apart, group_read_ns("", {0, 2}), 5);
+  EXPECT_NEAR(group_read_ns("", {0, 1}), group_read_ns("", {0, 2}), 5);
 }
 
 TEST(Hbm, MixedReadsAndWritesPayTheBusTurnaround) {
