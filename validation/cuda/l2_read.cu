@@ -8,7 +8,8 @@
 // (b18's first version strode through one 8 MB buffer by the grid's size: its CTAs' address streams
 // changed with the grid, and at 64 and 128 CTAs each CTA's vectors fitted in its L1.) Each point's
 // `smids` column lists the SM (%smid) of every CTA, from one more launch after the timed ones. Variant
-// `cluster8` launches the 1024-thread points in clusters of 8 CTAs, which Hopper places in one GPC.
+// `cluster8` launches the 1024-thread points in clusters of 8 CTAs, which Hopper places in one GPC,
+// `cluster16` (b21 on) in clusters of 16 (a non-portable size: skipped where the device refuses it).
 #include <string>
 #include <tuple>
 #include <vector>
@@ -40,6 +41,33 @@ __global__ void l2_read(const float4* __restrict__ src, float* __restrict__ out,
   }
 }
 
+// Whether clusters of 16 CTAs of 1024 threads can run (non-portable: opted into here)
+static bool cluster16_ok() {
+  if (cudaFuncSetAttribute(l2_read, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    cudaGetLastError();
+    log("l2_read: clusters of 16 not allowed on this device; skipped\n");
+    return false;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(16);
+  cfg.blockDim = dim3(1024);
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 16;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, l2_read, &cfg) != cudaSuccess || n < 1) {
+    cudaGetLastError();
+    log("l2_read: clusters of 16 cannot run (max active clusters %d); skipped\n", n);
+    return false;
+  }
+  log("l2_read: up to %d clusters of 16 at once\n", n);
+  return true;
+}
+
 // one launch of l2_read, in clusters of `cluster` CTAs when cluster > 1
 static void launch_l2_read(int ctas, int threads, int cluster, const float* src, float* out, int iters,
                            uint32_t* sm_of_cta) {
@@ -68,12 +96,14 @@ int run_l2_read(const std::vector<std::string>& args) {
   std::vector<float> ones(footprint / 4, 1.0f / 64);
   CK(cudaMemcpy(src, ones.data(), footprint, cudaMemcpyHostToDevice));
   std::vector<float> h(size_t(g.sms) * 1024);
-  // (threads, cluster, ctas): 256 and 1024 threads without clusters, then 1024 in clusters of 8
+  // (threads, cluster, ctas): 256 and 1024 threads without clusters, then 1024 in clusters of 8 and 16
   std::vector<std::tuple<int, int, int>> shapes;
   for (int threads : {256, 1024})
     for (int ctas : {1, 2, 4, 8, 16, 33, 66, g.sms}) shapes.emplace_back(threads, 1, ctas);
   if (arg_i(args, "clusters", 1))
     for (int ctas : {8, 16, 32, 64, g.sms / 8 * 8}) shapes.emplace_back(1024, 8, ctas);
+  if (arg_i(args, "clusters", 1) && cluster16_ok())
+    for (int ctas : {16, 32, 64, 128}) shapes.emplace_back(1024, 16, ctas);
   std::vector<int> iters_list = {64, 128};
   if (g.quick) shapes = {{256, 1, 1}, {256, 1, 8}, {1024, 8, 8}}, iters_list = {2};
   std::vector<uint32_t> hs(size_t(g.sms));
@@ -96,7 +126,10 @@ int run_l2_read(const std::vector<std::string>& args) {
       for (size_t i = 0; i < n; ++i) bad += h[i] != want;
       const double bytes = double(n) * iters * 4 * 16;
       const double mhz = 0.5 * (tm.before.sm_mhz + tm.after.sm_mhz);
-      Row r = base_row("l2_read", cluster > 1 ? "cluster8" : threads == 1024 ? "bandwidth" : "burst");
+      Row r = base_row("l2_read", cluster == 16     ? "cluster16"
+                                  : cluster > 1     ? "cluster8"
+                                  : threads == 1024 ? "bandwidth"
+                                                    : "burst");
       r.set("ctas", ctas).set("threads", threads).set("iters", iters).set("region_bytes", int64_t(kRegion) * 16);
       r.set("grid", ctas).set("block", threads).set("bytes", bytes);
       r.set("bytes_per_cycle_per_sm", bytes / (tm.median_us * mhz) / ctas).set("cluster", cluster);
