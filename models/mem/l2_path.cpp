@@ -162,7 +162,6 @@ void MemorySystemImpl::respond(uint32_t r, Tick t) {
   uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
   c_.noc_down_bytes += bytes;
   Tick leave = t + slice_lat_;
-  if (!gpc_down_.empty()) leave = gpc_down_[p.gpc].reserve(leave, bytes);
   if (!group_down_.empty()) leave = group_down_[p.group].reserve(leave, bytes);
   Tick arrive = p.noc_down.reserve(leave, bytes) + noc_lat_;
   sim().schedule(arrive, this, kSmArrive, r);

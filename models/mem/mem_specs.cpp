@@ -33,8 +33,6 @@ NocSpecs NocSpecs::parse(const ConfigNode& n) {
   s.header_bytes = n.param<uint32_t>("header_bytes").range(0, 1024).or_default(32);
   s.sms_per_group = n.param<uint32_t>("sms_per_group").range(0, 4096).or_default(0);
   if (s.sms_per_group > 0) s.bytes_per_cycle_per_group = n.param<double>("bytes_per_cycle_per_group").positive().get();
-  s.sms_per_gpc = n.param<uint32_t>("sms_per_gpc").range(0, 4096).or_default(0);
-  if (s.sms_per_gpc > 0) s.bytes_per_cycle_per_gpc = n.param<double>("bytes_per_cycle_per_gpc").positive().get();
   return s;
 }
 

@@ -31,10 +31,6 @@ struct NocSpecs {
   // 8 SMs that a cluster of 8 CTAs is placed on (4 TPCs) share one. 0: each SM's own port only.
   uint32_t sms_per_group = 0;
   double bytes_per_cycle_per_group = 0;
-  // GPCs: every sms_per_gpc SMs in order (a multiple of sms_per_group) share one more link, of
-  // bytes_per_cycle_per_gpc, before their groups' (the H200: a cluster of 16 CTAs, one GPC). 0: none.
-  uint32_t sms_per_gpc = 0;
-  double bytes_per_cycle_per_gpc = 0;
   static NocSpecs parse(const ConfigNode& n);
 };
 

@@ -32,7 +32,6 @@ MemorySystemImpl::MemorySystemImpl(Simulation& sim, StatGroup& parent, const Mem
     SmPort& p = ports_[i];
     p.partition = uint32_t(uint64_t(i) * specs_.l2.partitions / sms);  // GPC halves: SMs in order
     if (specs_.noc.sms_per_group > 0) p.group = i / specs_.noc.sms_per_group;
-    if (specs_.noc.sms_per_gpc > 0) p.gpc = i / specs_.noc.sms_per_gpc;
     p.mshrs.resize(specs_.l1.mshrs);
   }
   build_l2();
@@ -56,9 +55,6 @@ void MemorySystemImpl::set_sm_clock(double mhz) {
   const uint32_t per = specs_.noc.sms_per_group;
   group_down_.resize(per > 0 ? (ports_.size() + per - 1) / per : 0);
   for (BandwidthServer& g : group_down_) g.set_rate(specs_.noc.bytes_per_cycle_per_group * mhz / 1000.0);
-  const uint32_t per_gpc = specs_.noc.sms_per_gpc;
-  gpc_down_.resize(per_gpc > 0 ? (ports_.size() + per_gpc - 1) / per_gpc : 0);
-  for (BandwidthServer& g : gpc_down_) g.set_rate(specs_.noc.bytes_per_cycle_per_gpc * mhz / 1000.0);
 }
 
 void MemorySystemImpl::configure_l1(uint32_t bytes) {

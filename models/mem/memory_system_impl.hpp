@@ -64,7 +64,6 @@ struct SmPort {
   uint32_t blocked_head = kNil, blocked_tail = kNil;
   uint32_t partition = 0;
   uint32_t group = 0;  // its SM group's link (noc.sms_per_group)
-  uint32_t gpc = 0;    // its GPC's link (noc.sms_per_gpc)
 };
 
 struct L2Slice {
@@ -134,7 +133,6 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   Coalescer coalescer_;
   std::vector<SmPort> ports_;
   std::vector<BandwidthServer> group_down_;  // per SM group: the L2 -> SM data its SMs share
-  std::vector<BandwidthServer> gpc_down_;    // per GPC: the same, one level up
   std::vector<L2Slice> slices_;
   std::unique_ptr<HbmModel> hbm_;
   std::vector<MemRequest> reqs_;

@@ -266,16 +266,6 @@ TEST(Crossbar, SmsOfOneGroupShareItsLinkToTheL2) {
   EXPECT_NEAR(group_read_ns("", {0, 1}), group_read_ns("", {0, 2}), 5);
 }
 
-TEST(Crossbar, GroupsOfOneGpcShareItsLinkToo) {
-  // Groups of 1 SM (a 64 B/cycle link each) in GPCs of 2 SMs with a 64 B/cycle link: SMs 0 and 1 (one
-  // GPC) take as long as two SMs of one group did above; SMs 0 and 2 (two GPCs) as long as one.
-  const std::string gpcs =
-      ", sms_per_group: 1, bytes_per_cycle_per_group: 64, sms_per_gpc: 2, bytes_per_cycle_per_gpc: 64";
-  double same = group_read_ns(gpcs, {0, 1}), apart = group_read_ns(gpcs, {0, 2});
-  EXPECT_NEAR(same - apart, 65536.0 / 64.0, 60);
-  EXPECT_NEAR(apart, group_read_ns("", {0, 2}), 5);
-}
-
 TEST(Hbm, MixedReadsAndWritesPayTheBusTurnaround) {
   // bandwidth_gbps is a pure stream's rate; 1:1 traffic pays the whole mixed_traffic_overhead.
   auto run = [](double overhead, int pattern) {  // 0: writes only, 1: reads only, 2: alternating

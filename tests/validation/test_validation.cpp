@@ -307,13 +307,13 @@ TEST(Validation, OuterProductFromSharedMemoryRunsAtTheMeasuredFfmaRate) {
 
 // b21's l2_read: each SM reads its own 64 KB from the L2 past the L1, 64 KB of loads in flight. One SM
 // alone is bound by its port (noc.bytes_per_cycle_per_sm), the 8 SMs a cluster of 8 runs on by their
-// group's link (noc.bytes_per_cycle_per_group), the 16 of a cluster of 16 by their GPC's
-// (noc.bytes_per_cycle_per_gpc): the model reads what the H200 reads, within 12% (the figures are
-// derived from these points; the test holds the config to them).
-TEST(Validation, L2ReadBandwidthOfOneSmOneSmGroupAndOneGpcAsMeasured) {
+// group's link (noc.bytes_per_cycle_per_group), and 8 clusters of 8 (in 8 GPCs) do not slow each
+// other: the model reads what the H200 reads, within 12% (the figures are derived from these points;
+// the test holds the config to them).
+TEST(Validation, L2ReadBandwidthOfOneSmAndOfSmGroupsAsMeasured) {
   Dataset d = load_dataset(kData);
   SimRunner sim(kHw, kKernels);
-  for (auto [variant, ctas] : {std::pair{"bandwidth", 1}, std::pair{"cluster8", 8}, std::pair{"cluster16", 16}}) {
+  for (auto [variant, ctas] : {std::pair{"bandwidth", 1}, std::pair{"cluster8", 8}, std::pair{"cluster8", 64}}) {
     double t64 = std::nan(""), t128 = std::nan(""), mhz = std::nan("");
     for (auto* q : d.select("l2_read", variant))
       if (q->batch == "b21" && q->num("ctas") == ctas && q->num("threads") == 1024) {
