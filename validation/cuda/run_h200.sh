@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|mma|l2bw]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -14,6 +14,7 @@
 # loop with and without its math (tile_loop); `tiles1` the same with one CTA per SM (each launch asks
 # for 100000 bytes of dynamic shared memory it does not use). `mma` times mma_throughput alone (f16, bf16, tf32 and
 # e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
+# `tilesnl` times tile_loop with and without its global loads (the tile's values made in registers).
 # `l2bw` times l2_read (the L2-to-SM read bandwidth of 1 to 132 SMs, each reading its own 64 KB) and
 # profiles its launches (L2 and L1 throughput, issue stalls).
 set -uo pipefail
@@ -123,6 +124,7 @@ fi
 # recorded and the 1024-thread points also in clusters of 8 (one GPC each); then one launch of each
 # unclustered point under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue
 # stalls). (b18 and b19 ran l2_read's first version: b18 as this from 8 and 32 MB; b19 the timing alone.)
+if [ "$WHAT" = tilesnl ]; then run timeout 200 $T --out="$D" --batch="$BATCH" --noload=1 tile_loop; pack; fi
 if [ "$WHAT" = l2bw ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" l2_read; pack
   L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,gpu__time_duration.sum

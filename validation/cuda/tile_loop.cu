@@ -3,6 +3,9 @@
 // stores and two barriers (plus one shared load of each tile per thread, summed, so the stores are
 // used). The time per tile at 0 is what gemm_fp32 spends outside its k-step loop, which ffma_outer
 // (b13) times alone. Grid (N / 128, M / 128), block 256, static shared 8192 B. M = N = K = n.
+// kLoads false (variant suffix `_noload`, b22 on): the tile's values are made in registers from the
+// tile and thread index (fa, fb below) instead of loaded: the same shared stores, barriers and math
+// without the L2's latency.
 #include <cmath>
 #include <vector>
 
@@ -10,7 +13,11 @@
 
 namespace twins {
 
-template <int kSteps>
+// the no-load variant's tile values: multiples of 1/8 in [-1/2, 1/2] (every sum stays exact)
+__host__ __device__ inline float fa(int kt, int t, int e) { return float((kt * 3 + t * 5 + e) % 9 - 4) * 0.125f; }
+__host__ __device__ inline float fb(int kt, int t, int e) { return float((kt * 7 + t * 3 + e * 2) % 9 - 4) * 0.125f; }
+
+template <int kSteps, bool kLoads = true>
 __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B, float* C, int n) {
   __shared__ __align__(16) float As[8 * 128];  // transposed: As[k * 128 + m]
   __shared__ __align__(16) float Bs[8 * 128];
@@ -27,8 +34,14 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
     const int k0 = kt * 8;
     const int q = t * 4;
     const int ar = q / 8, ac = q % 8, br = q / 128, bc = q % 128;
-    float4 a = *reinterpret_cast<const float4*>(A + size_t(m0 + ar) * n + k0 + ac);
-    float4 b = *reinterpret_cast<const float4*>(B + size_t(k0 + br) * n + n0 + bc);
+    float4 a, b;
+    if constexpr (kLoads) {
+      a = *reinterpret_cast<const float4*>(A + size_t(m0 + ar) * n + k0 + ac);
+      b = *reinterpret_cast<const float4*>(B + size_t(k0 + br) * n + n0 + bc);
+    } else {
+      a = make_float4(fa(kt, t, 0), fa(kt, t, 1), fa(kt, t, 2), fa(kt, t, 3));
+      b = make_float4(fb(kt, t, 0), fb(kt, t, 1), fb(kt, t, 2), fb(kt, t, 3));
+    }
     As[(ac + 0) * 128 + ar] = a.x;
     As[(ac + 1) * 128 + ar] = a.y;
     As[(ac + 2) * 128 + ar] = a.z;
@@ -79,6 +92,7 @@ int run_tile_loop(const std::vector<std::string>& args) {
   }
   int ctas_per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, tile_loop<8>, 256, size_t(pad)));
+  const bool noload = arg_i(args, "noload", 0) != 0;  // b22: also the variants without global loads
   for (int n : g.quick ? std::vector<int>{256} : std::vector<int>{1024, 2048}) {
     const size_t nn = size_t(n) * n;
     float *A, *B, *C;
@@ -92,58 +106,91 @@ int run_tile_loop(const std::vector<std::string>& args) {
     CK(cudaMemcpy(A, ha.data(), nn * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(B, hb.data(), nn * 4, cudaMemcpyHostToDevice));
     dim3 grid(n / 128, n / 128);
-    for (int steps : {0, 1, 2, 4, 8}) {
-      poison(C, nn * 4);
-      Timing t = time_launches([&](int) {
-        switch (steps) {
-          case 0:
-            tile_loop<0><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-            break;
-          case 1:
-            tile_loop<1><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-            break;
-          case 2:
-            tile_loop<2><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-            break;
-          case 4:
-            tile_loop<4><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-            break;
-          default:
-            tile_loop<8><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-            break;
-        }
-      });
-      CKL();
-      CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
-      size_t bad = 0, checked = 0;
-      uint64_t pick = 0x51u;
-      for (int e = 0; e < 512; ++e, ++checked) {  // sampled outputs; the values make every sum exact
-        const int r = int(splitmix64(pick) % uint64_t(n)), c = int(splitmix64(pick) % uint64_t(n));
-        if (steps == 0) {  // thread t of CTA (c / 128, r / 128) with tm = r % 128, tn = c % 128
-          const int rr = r / 8 * 8, cc = c / 8 * 8, t = (rr % 128) / 8 * 16 + (cc % 128) / 8;
-          const int m0 = rr / 128 * 128, n0 = cc / 128 * 128;
-          float s = 0.f;
-          for (int kt = 0; kt < n / 8; ++kt) {
-            s += ha[size_t(m0 + t % 128) * n + kt * 8 + t / 128];
-            s += hb[size_t(kt * 8 + t / 128) * n + n0 + t % 128];
+    for (int variant = 0; variant < (noload ? 2 : 1); ++variant)
+      for (int steps : {0, 1, 2, 4, 8}) {
+        const bool loads = variant == 0;
+        poison(C, nn * 4);
+        Timing t = time_launches([&](int) {
+          if (!loads) {
+            switch (steps) {
+              case 0:
+                tile_loop<0, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+                break;
+              case 1:
+                tile_loop<1, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+                break;
+              case 2:
+                tile_loop<2, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+                break;
+              case 4:
+                tile_loop<4, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+                break;
+              default:
+                tile_loop<8, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+                break;
+            }
+            return;
           }
-          bad += hc[size_t(rr) * n + cc] != s;
-        } else {  // the first `steps` k of every 8
-          double s = 0;
-          for (int k = 0; k < n; ++k)
-            if (k % 8 < steps) s += double(ha[size_t(r) * n + k]) * double(hb[size_t(k) * n + c]);
-          bad += hc[size_t(r) * n + c] != float(s);
+          switch (steps) {
+            case 0:
+              tile_loop<0><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+              break;
+            case 1:
+              tile_loop<1><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+              break;
+            case 2:
+              tile_loop<2><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+              break;
+            case 4:
+              tile_loop<4><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+              break;
+            default:
+              tile_loop<8><<<grid, 256, pad, g.stream>>>(A, B, C, n);
+              break;
+          }
+        });
+        CKL();
+        CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
+        size_t bad = 0, checked = 0;
+        uint64_t pick = 0x51u;
+        // the tile values as the kernel sees them: As[k][m] of tile kt (loader thread (m * 8 + k) / 4, element
+        // k % 4), Bs[k][c] (loader thread (k * 128 + c) / 4, element c % 4)
+        auto av = [&](int m0, int kt, int m, int k) {
+          return loads ? ha[size_t(m0 + m) * n + kt * 8 + k] : fa(kt, (m * 8 + k) / 4, k % 4);
+        };
+        auto bv = [&](int n0, int kt, int k, int c) {
+          return loads ? hb[size_t(kt * 8 + k) * n + n0 + c] : fb(kt, (k * 128 + c) / 4, c % 4);
+        };
+        for (int e = 0; e < 512; ++e, ++checked) {  // sampled outputs; the values make every sum exact
+          const int r = int(splitmix64(pick) % uint64_t(n)), c = int(splitmix64(pick) % uint64_t(n));
+          if (steps == 0) {  // thread t of CTA (c / 128, r / 128) with tm = r % 128, tn = c % 128
+            const int rr = r / 8 * 8, cc = c / 8 * 8, t = (rr % 128) / 8 * 16 + (cc % 128) / 8;
+            const int m0 = rr / 128 * 128, n0 = cc / 128 * 128;
+            float s = 0.f;
+            for (int kt = 0; kt < n / 8; ++kt) {
+              s += av(m0, kt, t % 128, t / 128);
+              s += bv(n0, kt, t / 128, t % 128);
+            }
+            bad += hc[size_t(rr) * n + cc] != s;
+          } else {  // the first `steps` k of every 8
+            double s = 0;
+            for (int k = 0; k < n; ++k)
+              if (k % 8 < steps)
+                s +=
+                    double(av(r / 128 * 128, k / 8, r % 128, k % 8)) * double(bv(c / 128 * 128, k / 8, k % 8, c % 128));
+            bad += hc[size_t(r) * n + c] != float(s);
+          }
         }
+        const char* names[2][3] = {{"math", "part", "loads"}, {"math_noload", "part_noload", "loads_noload"}};
+        Row row = base_row("tile_loop", names[loads ? 0 : 1][steps == 8 ? 0 : steps ? 1 : 2]);
+        row.set("n", n).set("ksteps", steps).set("grid_x", n / 128).set("grid_y", n / 128).set("block", 256);
+        row.set("tiles_per_cta", n / 8).set("checked", int64_t(checked));
+        row.set("pad_smem", pad).set("ctas_per_sm_max", ctas_per_sm);
+        emit("tile_loop", row.set("check", bad ? "FAIL" : "ok"), &t);
+        const double mhz = 0.5 * (t.before.sm_mhz + t.after.sm_mhz);
+        log("tile_loop n=%d ksteps=%d pad_smem=%d (%d CTAs/SM): %.2f us (%.1f cycles per tile at %.0f MHz) %s\n", n,
+            steps, pad, ctas_per_sm, t.median_us, t.median_us * mhz / (n / 8), mhz, bad ? "FAIL" : "ok");
       }
-      Row row = base_row("tile_loop", steps == 8 ? "math" : steps ? "part" : "loads");
-      row.set("n", n).set("ksteps", steps).set("grid_x", n / 128).set("grid_y", n / 128).set("block", 256);
-      row.set("tiles_per_cta", n / 8).set("checked", int64_t(checked));
-      row.set("pad_smem", pad).set("ctas_per_sm_max", ctas_per_sm);
-      emit("tile_loop", row.set("check", bad ? "FAIL" : "ok"), &t);
-      const double mhz = 0.5 * (t.before.sm_mhz + t.after.sm_mhz);
-      log("tile_loop n=%d ksteps=%d pad_smem=%d (%d CTAs/SM): %.2f us (%.1f cycles per tile at %.0f MHz) %s\n", n,
-          steps, pad, ctas_per_sm, t.median_us, t.median_us * mhz / (n / 8), mhz, bad ? "FAIL" : "ok");
-    }
     for (float* p : {A, B, C}) CK(cudaFree(p));
   }
   return 0;
