@@ -124,7 +124,18 @@ fi
 # recorded and the 1024-thread points also in clusters of 8 (one GPC each); then one launch of each
 # unclustered point under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue
 # stalls). (b18 and b19 ran l2_read's first version: b18 as this from 8 and 32 MB; b19 the timing alone.)
-if [ "$WHAT" = tilesnl ]; then run timeout 200 $T --out="$D" --batch="$BATCH" --noload=1 tile_loop; pack; fi
+# `tilesnl`: tile_loop with and without its global loads, timed; then the twenty launches under Nsight
+# Compute with the L2 carried over (--page raw: issue stalls, scheduler, shared-memory wavefronts) and the
+# per-SASS-instruction stall samples of the no-load loop with 2 k-steps at n = 1024
+if [ "$WHAT" = tilesnl ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" --noload=1 tile_loop; pack
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 20 --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
+    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --noload=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
+  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+  ncu_source ncu_tile_loop_noload2_source.csv --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 7 --launch-count 1 \
+    -- --ncu=1 --noload=1 tile_loop
+fi
 if [ "$WHAT" = l2bw ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" l2_read; pack
   L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,gpu__time_duration.sum
