@@ -193,7 +193,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   rep.stream_gap_us = stream_gap;
 
   // sampling of long sweeps: fixed_work keeps the points at and next to every wave boundary
-  int64_t sms = data.device.value("sm_count", 132);
+  // (a data folder without a device.json: the H200's 132)
+  int64_t sms = data.device.is_object() ? data.device.value("sm_count", int64_t(132)) : 132;
   auto keep_fixed = [&](int64_t ctas, int64_t on_sms) {
     int64_t r = ctas % on_sms;
     return ctas <= 2 || r == 0 || r == 1 || r == on_sms / 2 || (opt.quick ? false : (r == 2 || r == on_sms - 1));

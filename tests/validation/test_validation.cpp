@@ -7,6 +7,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "sim/config.hpp"
 #include "validation/calibrate.hpp"
@@ -199,6 +201,45 @@ TEST(Data, ReadsEveryBatchAndSkipsABadFile) {
   EXPECT_EQ(ds.select("gemm_tiled").size(), 1u);
   EXPECT_EQ(ds.select("gemm_tiled").front()->batch, "b10");
   EXPECT_TRUE(ds.select("softmax").empty() || ds.problems.empty());  // parsed leniently, or skipped and listed
+  fs::remove_all(d);
+}
+
+// l2_read's first version (b18-b19) is excluded as a revised twin, a point that ran two CTAs on one SM
+// (a cluster launch, b21's smids) as a placement the model does not make, and b16's e4m3 mma.sync
+// point (the emulation, which no fit reads) is held out.
+TEST(Validation, RevisedTwinsAndUnmodelledPlacementsAreExcludedTheEmulatedFp8MmaHeldOut) {
+  fs::path d = fs::temp_directory_path() / ("gtsim_roles_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  auto first_row = [](const std::string& file, const std::string& has) {  // header + the first row holding `has`
+    std::ifstream in(kData + "/" + file);
+    std::string head, line;
+    std::getline(in, head);
+    while (std::getline(in, line))
+      if (line.find(has) != std::string::npos) return head + "\n" + line + "\n";
+    return std::string();
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> rows = {
+      {"b19", "l2_read.csv", "b19,l2_read,bandwidth,1,1024,64"},
+      {"b21", "l2_read.csv", "b21,l2_read,cluster16,128,1024,64"},
+      {"b16", "mma_throughput.csv", "b16,mma_throughput,e4m3"}};
+  for (const auto& [batch, file, has] : rows) {
+    std::string text = first_row(batch + "/" + file, has);
+    ASSERT_FALSE(text.empty()) << batch << "/" << file << ": no row " << has;
+    fs::create_directories(d / batch);
+    std::ofstream(d / batch / file) << text;
+  }
+  ValidationOptions opt;
+  opt.blind = false;
+  ValidationReport r = validate(kHw, load_dataset(d.string()), kKernels, opt);
+  std::map<std::string, const PointResult*> by_batch;
+  for (const auto& p : r.points) by_batch[p.m->batch] = &p;
+  ASSERT_EQ(by_batch.size(), 3u);
+  EXPECT_EQ(by_batch["b19"]->role, "excluded");
+  EXPECT_NE(by_batch["b19"]->reason.find("twin revised in b20"), std::string::npos) << by_batch["b19"]->reason;
+  EXPECT_EQ(by_batch["b21"]->role, "excluded");
+  EXPECT_NE(by_batch["b21"]->reason.find("two CTAs on one SM"), std::string::npos) << by_batch["b21"]->reason;
+  EXPECT_EQ(by_batch["b16"]->role, "held-out") << by_batch["b16"]->reason;
+  EXPECT_TRUE(std::isfinite(by_batch["b16"]->sim));
   fs::remove_all(d);
 }
 
