@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
     int rc = 0;
     rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_strided_copy(args) |
           run_pointer_chase(args) | run_divergence(args);
-    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) | run_l2_read(args) | run_mma(args) |
-          run_mma_shared(args) | run_empty(args) | run_apps(args);
+    rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
+          run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
