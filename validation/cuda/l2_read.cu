@@ -41,6 +41,22 @@ __global__ void l2_read(const float4* __restrict__ src, float* __restrict__ out,
   }
 }
 
+// A launch configuration of `ctas` CTAs of `threads`, in clusters of `cluster` CTAs when cluster > 1
+// (`at` holds the cluster attribute; it must outlive the configuration)
+static cudaLaunchConfig_t l2_read_config(int ctas, int threads, int cluster, cudaLaunchAttribute& at) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(ctas));
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.stream = g.stream;
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = unsigned(cluster);
+  at.val.clusterDim.y = 1;
+  at.val.clusterDim.z = 1;
+  cfg.attrs = &at;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cfg;
+}
+
 // Whether clusters of 16 CTAs of 1024 threads can run (non-portable: opted into here)
 static bool cluster16_ok() {
   if (cudaFuncSetAttribute(l2_read, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
@@ -48,16 +64,8 @@ static bool cluster16_ok() {
     log("l2_read: clusters of 16 not allowed on this device; skipped\n");
     return false;
   }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(16);
-  cfg.blockDim = dim3(1024);
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 16;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute at;
+  const cudaLaunchConfig_t cfg = l2_read_config(16, 1024, 16, at);
   int n = 0;
   if (cudaOccupancyMaxActiveClusters(&n, l2_read, &cfg) != cudaSuccess || n < 1) {
     cudaGetLastError();
@@ -71,17 +79,8 @@ static bool cluster16_ok() {
 // one launch of l2_read, in clusters of `cluster` CTAs when cluster > 1
 static void launch_l2_read(int ctas, int threads, int cluster, const float* src, float* out, int iters,
                            uint32_t* sm_of_cta) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(unsigned(ctas));
-  cfg.blockDim = dim3(unsigned(threads));
-  cfg.stream = g.stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = unsigned(cluster);
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  cudaLaunchAttribute at;
+  const cudaLaunchConfig_t cfg = l2_read_config(ctas, threads, cluster, at);
   CK(cudaLaunchKernelEx(&cfg, l2_read, reinterpret_cast<const float4*>(src), out, iters, kRegion, sm_of_cta));
 }
 

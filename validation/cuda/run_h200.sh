@@ -37,6 +37,14 @@ ncu_source() {  # $1 = csv name, ncu selection options, --, runner command: per-
     --print-source sass --csv --log-file "$D/$f" $T --out=/tmp --batch=ncu "$@" > "$D/$f.err" 2>&1
   tail -c 300 "$D/$f.err"; wc -l "$D/$f"; gzip -f "$D/$f"; pack
 }
+ncu_raw() {  # $1 = csv name, $2 = kernel-name regex, $3 = launches, $4 = metrics, rest = runner command:
+  # issue stalls, scheduler and memory sections (--page raw), one launch per point, the L2 carried over
+  local f=$1 k=$2 n=$3 m=$4; shift 4
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name "$k" --launch-count "$n" --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics "$m" --csv --page raw \
+    --log-file "$D/$f" $T --out=/tmp --batch=ncu --ncu=1 "$@" > "$D/$f.err" 2>&1
+  tail -c 300 "$D/$f.err"; wc -l "$D/$f"; pack
+}
 MICRO='regex:^(twins::)?(stream_copy|strided_copy|pointer_chase|divergence|bank_conflicts|fixed_work|mma_throughput|empty)$'
 APPS='regex:^(twins::)?(gemm_tiled|gemm_fp32|gemm_persistent|attn_qk_gemm|elementwise_fused|elementwise_sin|elementwise_cos|elementwise_square|elementwise_add|softmax_rows|flash_attn_fwd)$'
 
@@ -95,10 +103,7 @@ fi
 # stall samples of the whole loop (8 k-steps) at n = 1024
 if [ "$WHAT" = tiles ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 10 --section WarpStateStats \
-    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
-    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
-  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+  ncu_raw ncu_tile_loop.csv 'regex:tile_loop' 10 $PM tile_loop
   ncu_source ncu_tile_loop_source.csv --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 4 --launch-count 1 \
     -- --ncu=1 tile_loop
 fi
@@ -115,34 +120,25 @@ fi
 # per SM), timed; then its ten launches under Nsight Compute with the L2 carried over (--page raw)
 if [ "$WHAT" = tiles1 ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" --pad_smem=100000 tile_loop; pack
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 10 --section WarpStateStats \
-    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
-    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --pad_smem=100000 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
-  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+  ncu_raw ncu_tile_loop.csv 'regex:tile_loop' 10 $PM --pad_smem=100000 tile_loop
 fi
-# `l2bw`: l2_read (each CTA its own 64 KB in the L2, read past the L1), timed, with every CTA's SM
-# recorded and the 1024-thread points also in clusters of 8 (one GPC each); then one launch of each
-# unclustered point under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue
-# stalls). (b18 and b19 ran l2_read's first version: b18 as this from 8 and 32 MB; b19 the timing alone.)
 # `tilesnl`: tile_loop with and without its global loads, timed; then the twenty launches under Nsight
 # Compute with the L2 carried over (--page raw: issue stalls, scheduler, shared-memory wavefronts) and the
 # per-SASS-instruction stall samples of the no-load loop with 2 k-steps at n = 1024
 if [ "$WHAT" = tilesnl ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" --noload=1 tile_loop; pack
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:tile_loop' --launch-count 20 --section WarpStateStats \
-    --section SchedulerStats --section MemoryWorkloadAnalysis --metrics $PM --csv --page raw \
-    --log-file "$D/ncu_tile_loop.csv" $T --out=/tmp --batch=ncu --ncu=1 --noload=1 tile_loop > "$D/ncu_tile_loop.csv.err" 2>&1
-  tail -c 300 "$D/ncu_tile_loop.csv.err"; wc -l "$D/ncu_tile_loop.csv"; pack
+  ncu_raw ncu_tile_loop.csv 'regex:tile_loop' 20 $PM --noload=1 tile_loop
   ncu_source ncu_tile_loop_noload2_source.csv --cache-control none --kernel-name 'regex:tile_loop' --launch-skip 7 --launch-count 1 \
     -- --ncu=1 --noload=1 tile_loop
 fi
+# `l2bw`: l2_read (each CTA its own 64 KB in the L2, read past the L1), timed, with every CTA's SM
+# recorded and the 1024-thread points also in clusters of 8 and 16 (b21 on); then one launch of each
+# unclustered point under Nsight Compute with the L2 carried over (--page raw: L2 and L1 throughput, issue
+# stalls). (b18 and b19 ran l2_read's first version: b18 as this from 8 and 32 MB; b19 the timing alone.)
 if [ "$WHAT" = l2bw ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" l2_read; pack
   L2M=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,sm__cycles_elapsed.max,gpu__time_duration.sum
-  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:l2_read' --launch-count 32 --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --metrics $L2M --csv --page raw \
-    --log-file "$D/ncu_l2_read.csv" $T --out=/tmp --batch=ncu --ncu=1 --clusters=0 l2_read > "$D/ncu_l2_read.csv.err" 2>&1
-  tail -c 300 "$D/ncu_l2_read.csv.err"; wc -l "$D/ncu_l2_read.csv"; pack
+  ncu_raw ncu_l2_read.csv 'regex:l2_read' 32 $L2M --clusters=0 l2_read
 fi
 if has parts; then
   run timeout 200 $T --out="$D" --batch="$BATCH" stream_rw; pack

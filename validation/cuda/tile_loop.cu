@@ -6,7 +6,9 @@
 // kLoads false (variant suffix `_noload`, b22 on): the tile's values are made in registers from the
 // tile and thread index (fa, fb below) instead of loaded: the same shared stores, barriers and math
 // without the L2's latency.
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 #include "common.cuh"
@@ -79,19 +81,28 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
   }
 }
 
+using TileLoopKernel = void (*)(const float*, const float*, float*, int);
+static const int kTileLoopSteps[] = {0, 1, 2, 4, 8};
+
+// tile_loop<steps, loads> for steps in kTileLoopSteps
+static TileLoopKernel tile_loop_kernel(int steps, bool loads) {
+  static const TileLoopKernel k[2][5] = {
+      {tile_loop<0, false>, tile_loop<1, false>, tile_loop<2, false>, tile_loop<4, false>, tile_loop<8, false>},
+      {tile_loop<0, true>, tile_loop<1, true>, tile_loop<2, true>, tile_loop<4, true>, tile_loop<8, true>}};
+  const int at = int(std::find(std::begin(kTileLoopSteps), std::end(kTileLoopSteps), steps) - kTileLoopSteps);
+  return k[loads ? 1 : 0][at];
+}
+
 // pad_smem=BYTES: every launch also asks for BYTES of dynamic shared memory it does not use, which
 // limits the CTAs per SM (120000: one; 100000 still fits two), to time the tile loop without a second CTA on the SM.
 int run_tile_loop(const std::vector<std::string>& args) {
   const int pad = int(arg_i(args, "pad_smem", 0));
-  if (pad > 0) {
-    CK(cudaFuncSetAttribute(tile_loop<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-    CK(cudaFuncSetAttribute(tile_loop<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-    CK(cudaFuncSetAttribute(tile_loop<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-    CK(cudaFuncSetAttribute(tile_loop<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-    CK(cudaFuncSetAttribute(tile_loop<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-  }
+  if (pad > 0)
+    for (bool loads : {false, true})
+      for (int steps : kTileLoopSteps)
+        CK(cudaFuncSetAttribute(tile_loop_kernel(steps, loads), cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
   int ctas_per_sm = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, tile_loop<8>, 256, size_t(pad)));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, tile_loop_kernel(8, true), 256, size_t(pad)));
   const bool noload = arg_i(args, "noload", 0) != 0;  // b22: also the variants without global loads
   for (int n : g.quick ? std::vector<int>{256} : std::vector<int>{1024, 2048}) {
     const size_t nn = size_t(n) * n;
@@ -107,48 +118,11 @@ int run_tile_loop(const std::vector<std::string>& args) {
     CK(cudaMemcpy(B, hb.data(), nn * 4, cudaMemcpyHostToDevice));
     dim3 grid(n / 128, n / 128);
     for (int variant = 0; variant < (noload ? 2 : 1); ++variant)
-      for (int steps : {0, 1, 2, 4, 8}) {
+      for (int steps : kTileLoopSteps) {
         const bool loads = variant == 0;
         poison(C, nn * 4);
-        Timing t = time_launches([&](int) {
-          if (!loads) {
-            switch (steps) {
-              case 0:
-                tile_loop<0, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-                break;
-              case 1:
-                tile_loop<1, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-                break;
-              case 2:
-                tile_loop<2, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-                break;
-              case 4:
-                tile_loop<4, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-                break;
-              default:
-                tile_loop<8, false><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-                break;
-            }
-            return;
-          }
-          switch (steps) {
-            case 0:
-              tile_loop<0><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-              break;
-            case 1:
-              tile_loop<1><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-              break;
-            case 2:
-              tile_loop<2><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-              break;
-            case 4:
-              tile_loop<4><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-              break;
-            default:
-              tile_loop<8><<<grid, 256, pad, g.stream>>>(A, B, C, n);
-              break;
-          }
-        });
+        const TileLoopKernel kernel = tile_loop_kernel(steps, loads);
+        Timing t = time_launches([&](int) { kernel<<<grid, 256, pad, g.stream>>>(A, B, C, n); });
         CKL();
         CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
         size_t bad = 0, checked = 0;
