@@ -41,8 +41,10 @@ constexpr AluSpec kAlu[] = {
     {"fadd", OpClass::kFp32, 2, 1, false, ExprOp::kNum, DType::kF32},
     {"fsub", OpClass::kFp32, 2, 1, false, ExprOp::kNum, DType::kF32},
     {"fmul", OpClass::kFp32, 2, 1, false, ExprOp::kNum, DType::kF32},
-    {"fmax", OpClass::kFp32, 2, 0, false, ExprOp::kNum, DType::kF32},
-    {"fmin", OpClass::kFp32, 2, 0, false, ExprOp::kNum, DType::kF32},
+    // FMNMX runs on the ALU (the INT pipe), at half the FFMA rate: 64 per SM per clock on the H200
+    // (validation/data/h200/b26/op_latency.csv, fmax with 8 chains a thread)
+    {"fmax", OpClass::kInt, 2, 0, false, ExprOp::kNum, DType::kF32},
+    {"fmin", OpClass::kInt, 2, 0, false, ExprOp::kNum, DType::kF32},
     {"hfma2", OpClass::kFp16, 3, 4, false, ExprOp::kNum, DType::kF16},
     {"hadd2", OpClass::kFp16, 2, 2, false, ExprOp::kNum, DType::kF16},
     {"hmul2", OpClass::kFp16, 2, 2, false, ExprOp::kNum, DType::kF16},

@@ -211,6 +211,12 @@ ir::ParamValues cheap_params(const std::string& k, const std::string& fn) {
   };
   if (k == "ffma_outer") return {{"mode", tmpl("ILi", 2)}, {"iters", 4}, {"ctas", 1}};
   if (k == "l2_read") return {{"ctas", 1}, {"threads", 256}, {"iters", 8}};
+  if (k == "op_latency") {  // op_latency<OP, CHAINS>
+    int64_t op = tmpl("ILi", 0), chains = 1;
+    auto at = fn.find("ELi", fn.find("ILi"));
+    if (at != std::string::npos) chains = std::atoll(fn.c_str() + at + 3);
+    return {{"op", op}, {"iters", 8}, {"chains", chains}, {"grid", 1}, {"block", chains == 1 ? 32 : 256}};
+  }
   if (k == "gemm_tiled") {  // VEC = lowbit(K, N): 256 + VEC gives the twin's instantiation
     int64_t v = tmpl("ILi", 8), d = 256 + (v < 8 ? v : 0);
     return {{"M", 256}, {"N", d}, {"K", d}};
@@ -315,7 +321,8 @@ bool in_inner_loop(int line, std::pair<int, int> span, const std::vector<std::pa
       return true;
   return false;
 }
-IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
+// count_int: integer-pipe work counts as the loop's work (a SASS loop of FMNMX or F2FP chains)
+IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k, bool count_int) {
   IrLoop best;
   std::vector<std::pair<int, int>> spans;
   int max_line = 0;
@@ -337,9 +344,10 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k) {
       if (line < l0 || line > l1 || !runs[i]) continue;
       std::string c(ir::op_class_name(P.insts[i].op));
       cls[c] += double(runs[i]);
-      if (gated_class(c, false)) work += double(runs[i]);
+      const bool g = gated_class(c, false) || (count_int && c == "int");
+      if (g) work += double(runs[i]);
       bool nested = in_inner_loop(line, {l0, l1}, spans);
-      if (!nested && gated_class(c, false)) iters = std::max(iters, double(runs[i]));
+      if (!nested && g) iters = std::max(iters, double(runs[i]));
       most = std::max(most, double(runs[i]));
     }
     // a loop whose work is all in inner loops (loads ahead in one, their uses in the next; its own
@@ -513,17 +521,20 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
             if (gated_class(std::string(ir::op_class_name(ir::OpClass(c))), false)) key += b.per_class[c];
           if (key > best_key) best_key = key, best = &b;
         }
-        bool loop = f.has_loop && best != nullptr;
+        // a SASS loop of integer-pipe work only (sass_parse.cpp): the IR loop that executes the most of
+        // it, and the int class gated
+        const bool int_work = f.int_loop;
+        bool loop = f.has_loop && (best != nullptr || int_work);
         IrLoop main;
         if (loop) {
           try {
-            main = ir_main_loop(*prog, *ir::parse_kernel_file(sim.kernel_path(irk)));
+            main = ir_main_loop(*prog, *ir::parse_kernel_file(sim.kernel_path(irk)), int_work);
           } catch (const std::exception&) {
           }
         }
         if (loop && main.found) {
           ir = main.per_iteration;
-        } else if (loop) {
+        } else if (loop && best) {
           for (size_t c = 0; c < size_t(ir::OpClass::kCount); ++c)
             if (best->per_class[c] > 0)
               ir[std::string(ir::op_class_name(ir::OpClass(c)))] += double(best->per_class[c]);
@@ -542,10 +553,11 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
         const auto& h = loop ? *lh : f.whole_hist;
         double ir_key = 0, sass_key = 0;
         std::set<std::string> classes;
+        auto gated = [&](const std::string& k) { return gated_class(k, false) || (int_work && k == "int"); };
         for (const auto& [k, v] : ir)
-          if (gated_class(k, false)) ir_key += v, classes.insert(k);
+          if (gated(k)) ir_key += v, classes.insert(k);
         for (const auto& [k, v] : h)
-          if (gated_class(k, false)) sass_key += v, classes.insert(k);
+          if (gated(k)) sass_key += v, classes.insert(k);
         if (gate_loop_overhead) classes.insert({"int", "branch", "slot"});
         double unroll = loop && ir_key > 0 ? std::max(1.0, std::round(sass_key / ir_key)) : 1.0;
         double worst = 0;
@@ -559,10 +571,11 @@ FidelityReport check_fidelity(const std::string& ptxas_text, const std::string& 
         }
         // loop overhead (integer / address arithmetic and branches): listed, gated only when asked
         for (const char* k : {"int", "branch", "slot"})
-          if (!gate_loop_overhead)
+          if (!gate_loop_overhead && !(int_work && std::string(k) == "int"))
             d[std::string(k) + " (not gated)"] = {{"ir_x_unroll", (ir.count(k) ? ir[k] : 0) * unroll},
                                                   {"sass", h.count(k) ? h.at(k) : 0}};
         if (loop && main.found) d["ir_loop_line"] = main.line;
+        if (int_work) d["int_loop"] = "the loop's work is integer-pipe only: its int class is gated";
         d["scope"] =
             loop && main.found && main.rolled_inner > 0
                 ? "the SASS loop that nests as many loops as the IR's main loop holds rolled loops (" +

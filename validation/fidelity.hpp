@@ -38,6 +38,7 @@ struct SassFunction {
   std::map<std::string, int> whole_hist;  // the whole function, without called subroutines (CALL targets past
                                           // the body's EXIT: the IEEE division's slow path, never taken)
   bool has_loop = false;
+  bool int_loop = false;     // the main loop holds only integer-pipe work (op_latency's FMNMX, F2FP chains)
   int subroutine_insts = 0;  // instructions left out of whole_hist as called subroutines
 };
 std::vector<SassFunction> parse_sass(const std::string& text);

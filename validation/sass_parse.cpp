@@ -14,7 +14,6 @@ std::string sass_class(const std::string& op) {
   static const std::map<std::string, std::string> m = {{"FFMA", "fp32"},
                                                        {"FADD", "fp32"},
                                                        {"FMUL", "fp32"},
-                                                       {"FMNMX", "fp32"},
                                                        {"FSWZADD", "fp32"},
                                                        {"HFMA2", "fp16"},
                                                        {"HADD2", "fp16"},
@@ -58,7 +57,9 @@ std::string sass_class(const std::string& op) {
                                                        {"LDC", "slot"}};
   auto it = m.find(base);
   if (it != m.end()) return it->second;
-  // uniform-datapath ops (UMOV, ULEA, UIADD3, ULDC ...): an issue slot each, not per-thread work
+  // uniform-datapath ops (UMOV, ULEA, UIADD3, ULDC ...): an issue slot each, not per-thread work.
+  // Everything else runs on the ALU or the integer path, FMNMX, FSETP and F2FP included (b26: FMNMX and
+  // F2FP issue at 64 per SM per clock, the INT pipe's rate, not the FMA pipes' 128).
   if (!base.empty() && base[0] == 'U') return "slot";
   return "int";
 }
@@ -125,6 +126,14 @@ std::vector<SassFunction> parse_sass(const std::string& text) {
     const SassLoop* best = nullptr;
     for (const auto& l : f.loops)
       if (l.direct_nested == 0 && l.gated > (best ? best->gated : 0)) best = &l;
+    // none: a function whose loops hold only integer-pipe work (a chain of FMNMX or F2FP) takes the
+    // innermost loop with the most of it, and the check then gates the int class
+    if (!best)
+      for (const auto& l : f.loops) {
+        auto it = l.hist.find("int");
+        int n = it == l.hist.end() ? 0 : it->second;
+        if (l.direct_nested == 0 && n >= 16 && n > (best ? best->hist.at("int") : 0)) best = &l, f.int_loop = true;
+      }
     if (best) {
       f.has_loop = true;
       f.loop_hist = best->hist;

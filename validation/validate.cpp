@@ -27,9 +27,9 @@ using detail::Plan;
 using detail::scaled_plan;
 namespace fs = std::filesystem;
 
-const std::set<std::string> kMicro = {"empty",          "stream_copy",    "strided_copy", "pointer_chase",
-                                      "divergence",     "bank_conflicts", "fixed_work",   "ffma_outer",
-                                      "mma_throughput", "mma_shared",     "store_tile",   "l2_read"};
+const std::set<std::string> kMicro = {"empty",          "stream_copy", "strided_copy", "pointer_chase",  "divergence",
+                                      "bank_conflicts", "fixed_work",  "ffma_outer",   "mma_throughput", "mma_shared",
+                                      "store_tile",     "l2_read",     "op_latency"};
 
 bool all_ok(const std::vector<SimOutcome>& o) {
   for (const auto& x : o)
@@ -43,7 +43,10 @@ bool all_ok(const std::vector<SimOutcome>& o) {
 // conflict on every other FFMA (validation/data/h200/b3/README.md).
 // l2_read: b18 and b19's first version strode through one buffer by the grid's size (its CTAs' address
 // streams changed with the grid; at 64 and 128 CTAs in clusters each CTA's data fitted in its L1).
-const std::map<std::string, std::string> kTwinRevised = {{"divergence", "b3"}, {"l2_read", "b20"}};
+// op_latency: b25's first version (latency chains only) wrote its result differently (other register
+// counts); b26 adds the rate runs.
+const std::map<std::string, std::string> kTwinRevised = {
+    {"divergence", "b3"}, {"l2_read", "b20"}, {"op_latency", "b26"}};
 
 // A batch's number: b16 -> 16, b3g -> 3 (string order puts b16 before b2)
 long batch_number(const std::string& b) { return b.size() > 1 ? std::strtol(b.c_str() + 1, nullptr, 10) : 0; }
@@ -54,6 +57,9 @@ std::string role_of(const MeasuredPoint& p) {
   // l2_read (b20): the crossbar's figures (noc.bytes_per_cycle_per_sm from 1 to 4 CTAs of 1024 threads,
   // bytes_per_cycle_per_group from one cluster of 8) are derived from its points; the others check them
   if (p.kernel == "l2_read") return "fit-benchmark";
+  // op_latency (b26): the sfu, shuffle and tensor latencies and the shuffle lanes are derived from its
+  // slopes; its other points (FFMA, FMNMX, F2FP; the rates) check the config's sourced figures
+  if (p.kernel == "op_latency") return "fit-benchmark";
   if (kTwinRevised.count(p.kernel)) {
     const std::string& first = kTwinRevised.at(p.kernel);
     return p.batch < first ? "excluded" : p.batch == first ? "held-out" : "held-out-repeat";
@@ -252,7 +258,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   for (const auto& p : data.points) {
     PointResult r;
     r.m = &p;
-    r.family = p.kernel == "attention" ? p.kernel + "_" + p.variant : p.kernel;  // naive and flash: two programs
+    // naive and flash: two programs; flash_bh (b25: heads at one length) is the flash program
+    r.family = p.kernel == "attention" ? p.kernel + "_" + (p.variant == "flash_bh" ? "flash" : p.variant) : p.kernel;
     const bool micro = kMicro.count(p.kernel) > 0;
     AppMapping am;
     if (!micro) am = app_mapping(p, sim);

@@ -18,7 +18,8 @@ struct Scale {
 };
 const std::map<std::string, Scale> kScaled = {
     {"fixed_work", {"work", 256, 512}},     {"divergence", {"work", 128, 256}}, {"bank_conflicts", {"iters", 128, 256}},
-    {"mma_throughput", {"iters", 64, 128}}, {"mma_shared", {"iters", 16, 48}},  {"ffma_outer", {"iters", 16, 32}}};
+    {"mma_throughput", {"iters", 64, 128}}, {"mma_shared", {"iters", 16, 48}},  {"ffma_outer", {"iters", 16, 32}},
+    {"op_latency", {"iters", 8, 16}}};
 
 int64_t lowbit(int64_t x) { return x & -x; }
 }  // namespace
@@ -44,7 +45,8 @@ AppMapping app_mapping(const MeasuredPoint& p, SimRunner& sim) {
                          {{"rows", num("rows")}, {"T", T}, {"OUT_BF16", 0}},
                          "softmax_rowsILi" + std::to_string(T / 1024) + "EfE"});
     a.scale_param = "rows";
-  } else if (p.kernel == "attention" && p.variant == "flash") {
+  } else if (p.kernel == "attention" &&
+             (p.variant == "flash" || p.variant == "flash_bh")) {  // flash_bh: b25's heads sweep
     a.kernels.push_back(
         {"flash_attention_fwd", {{"B", 1}, {"H", num("BH")}, {"T", num("T")}, {"D", num("d")}}, "flash_attn_fwd"});
   } else if (p.kernel == "attention") {

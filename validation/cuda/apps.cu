@@ -107,6 +107,22 @@ int run_apps(const std::vector<std::string>& args) {
   // --only=LIST: comma-separated among gemm_tiled (or gemm: all three gemms), gemm_fp32,
   // gemm_persistent, elementwise, softmax, attention, naive_parts
   auto want = [&](const char* k) { return only.empty() || only.find(k) != std::string::npos; };
+  // --attn_t=LIST: the attention sequence lengths (BH = 64; default 1024,2048,4096); --fp32_k=LIST: a
+  // k_sweep of gemm_fp32 at M = N = 1024 over these K (default none)
+  auto ints = [&](const char* key, const char* def) {
+    std::vector<int> v;
+    std::string s = arg(args, key, def);
+    for (size_t i = 0; i < s.size();) {
+      size_t j = s.find(',', i);
+      if (j == std::string::npos) j = s.size();
+      if (j > i) v.push_back(int(std::strtol(s.substr(i, j - i).c_str(), nullptr, 10)));
+      i = j + 1;
+    }
+    return v;
+  };
+  const std::vector<int> attn_t = ints("attn_t", "1024,2048,4096"), fp32_k = ints("fp32_k", "");
+  // --flash_bh=LIST: flash attention alone at T = 2048 with these many heads (variant flash_bh)
+  const std::vector<int> flash_bh = ints("flash_bh", "");
   bool gemm_all = want("gemm") && only.find("gemm_") == std::string::npos;
   if (g.quick) {  // selftest / memcheck: small shapes through every code path (VEC 8, 4, 2, 1)
     gemm_point(512, 512, 512, "quick");
@@ -159,6 +175,7 @@ int run_apps(const std::vector<std::string>& args) {
     for (int n : {1024, 2048, 4096}) gemm_fp32_point(n, n, n, "square");
     gemm_fp32_point(2047, 2047, 2047, "square_vec1");  // VEC = 1: scalar loads
   }
+  for (int K : fp32_k) gemm_fp32_point(1024, 1024, K, "k_sweep");  // 64 CTAs, K / 8 tiles each
   if (gemm_all || want("gemm_persistent")) {
     gemm_persistent_point(4096, 4096, 4096, "square");
     for (int N = 1536; N <= 2304; N += 128) gemm_persistent_point(2304, N, 4096, "n_sweep");
@@ -166,7 +183,8 @@ int run_apps(const std::vector<std::string>& args) {
   if (want("elementwise")) elementwise_points(size_t(1) << 28);
   if (want("softmax")) softmax_point(4096, 4096);
   if (want("attention"))
-    for (int T : {1024, 2048, 4096}) attention_points(64, T);
+    for (int T : attn_t) attention_points(64, T);
+  for (int BH : flash_bh) attention_points(BH, 2048, true);
   if (want("naive_parts"))
     for (int T : {1024, 2048, 4096}) attention_parts(64, T);
   return 0;

@@ -106,7 +106,7 @@ void gemm_fp32_point(int M, int N, int K, const char* sweep);        // gemm_fp3
 void gemm_persistent_point(int M, int N, int K, const char* sweep);  // gemm_persistent.cu
 void elementwise_points(size_t n);                                   // elementwise.cu
 void softmax_point(int rows, int T);                                 // softmax.cu
-void attention_points(int BH, int T);                                // attention.cu
+void attention_points(int BH, int T, bool flash_only = false);      // attention.cu
 void attention_parts(int BH, int T);                                 // attention.cu: the naive launches one by one
 
 }  // namespace twins

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -16,7 +16,9 @@
 # e4m3, which sm_90 emulates) and profiles its four launches (instruction mix, pipes, issue stalls).
 # `tilesnl` times tile_loop with and without its global loads (the tile's values made in registers).
 # `l2bw` times l2_read (the L2-to-SM read bandwidth of 1 to 132 SMs, each reading its own 64 KB) and
-# profiles its launches (L2 and L1 throughput, issue stalls).
+# profiles its launches (L2 and L1 throughput, issue stalls). `sweeps` times flash attention over eight
+# sequence lengths and gemm_fp32 over K (b24); `lat` the latency chains of op_latency and flash
+# attention over heads (b25); `ops` op_latency's latencies and rates (b26).
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -69,6 +71,24 @@ if [ "$WHAT" = history ]; then
   done
 fi
 if has apps; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
+# `sweeps`: flash attention at eight sequence lengths (BH = 64; the naive one at 1024, 2048 and 4096
+# only, the lengths its softmax twin has), gemm_fp32's square points and a K sweep at M = N = 1024
+if [ "$WHAT" = sweeps ]; then
+  run timeout 300 $T --out="$D" --batch="$BATCH" apps --only=attention,gemm_fp32 \
+    --attn_t=256,512,768,1024,1280,1536,2048,4096 --fp32_k=128,256,512,1024,2048
+  pack
+fi
+# `lat`: the dependent-issue latency of FFMA, MUFU.EX2, SHFL.BFLY, HMMA.16816 and FMNMX (op_latency, one
+# warp), then flash attention at T = 2048 with 4, 8, 16 and 64 heads (1, 2, 4 and 16 CTAs per SM: the
+# occupancy sweep, variant flash_bh)
+if [ "$WHAT" = lat ]; then
+  run timeout 120 $T --out="$D" --batch="$BATCH" op_latency
+  pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=none --flash_bh=4,8,16,64
+  pack
+fi
+# `ops`: op_latency alone: the latency chains and the rates (8 chains a thread, 8 warps per sub-partition)
+if [ "$WHAT" = ops ]; then run timeout 200 $T --out="$D" --batch="$BATCH" op_latency; pack; fi
 # `fp32`: gemm_fp32 at 1024^3 (the held-out point) as its timing runs it, the 6th launch (inputs in the
 # L2 from the launches before: cache control none) and after a flush (all): the stall, scheduler,
 # memory and pipe sections (--page raw), the per-pipe counts, and per-SASS-instruction stall samples
