@@ -375,6 +375,41 @@ TEST(Validation, L2ReadBandwidthOfOneSmAndOfSmGroupsAsMeasured) {
   }
 }
 
+// op_latency (b26): the config's latencies and lanes reproduce the H200's dependent-issue latency (one
+// warp's chain) and issue rate (8 warps per sub-partition, 8 chains each) of FFMA, MUFU.EX2, SHFL,
+// FMNMX and F2FP, and HMMA's latency in cycles (the model times an mma kernel at the tensor clock; the
+// H200 keeps 1980 MHz for one warp, so only the cycle count is compared). Slopes from 8 to 16
+// iterations in the model, between the measured iteration counts on the H200.
+TEST(Validation, InstructionLatenciesAndIssueRatesAsMeasured) {
+  Dataset d = load_dataset(kData);
+  SimRunner sim(kHw, kKernels);
+  int seen = 0;
+  std::map<std::pair<std::string, int>, std::vector<const MeasuredPoint*>> runs;  // (op, chains) -> 2 points
+  for (auto* q : d.select("op_latency"))
+    if (q->batch == "b26") runs[{q->variant, int(q->num("chains"))}].push_back(q);
+  for (const auto& [key, pts] : runs) {
+    ASSERT_EQ(pts.size(), 2u) << key.first;
+    const MeasuredPoint *a = pts[0], *b = pts[1];
+    if (a->num("iters") > b->num("iters")) std::swap(a, b);
+    const int64_t op = int64_t(a->num("op")), chains = key.second, grid = int64_t(a->num("grid")),
+                  block = int64_t(a->num("block"));
+    const double mhz = a->num("sm_mhz_before"), di = b->num("iters") - a->num("iters");
+    // stream-timed both (the runner also graph-times the short ones; time_us would take that one)
+    const double meas_cycles = (b->num("median_us") - a->num("median_us")) * mhz / di;  // per iteration
+    ir::ParamValues p = {{"op", op}, {"chains", chains}, {"grid", grid}, {"block", block}};
+    auto p8 = p, p16 = p;
+    p8["iters"] = 8, p16["iters"] = 16;
+    auto r8 = sim.run({"op_latency", p8, {}}), r16 = sim.run({"op_latency", p16, {}});
+    ASSERT_TRUE(r8.ok && r16.ok) << r8.error << r16.error;
+    const double model_cycles = double(r16.result.cycles - r8.result.cycles) / 8;
+    EXPECT_NEAR(model_cycles / meas_cycles, 1.0, 0.05)
+        << key.first << " chains " << chains << ": model " << model_cycles / 16 << ", H200 " << meas_cycles / 16
+        << " cycles per instruction" << (chains > 1 ? " (per warp, all warps issuing)" : "");
+    ++seen;
+  }
+  EXPECT_EQ(seen, 11);  // 6 latencies, 5 rates
+}
+
 // Back-to-back stream launches of the empty kernel are bound by the host's launch call (4-5 us on the
 // lent H200): the floor reads their stream time, also in the batches that recorded a graph replay
 // (0.6 us) beside it.
