@@ -118,6 +118,7 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
   cta.warps_total = kernel_.warps_per_cta;
   cta.warps_done = cta.warps_exited = 0;
   cta.bar_arrived.fill(0);
+  cta.bar_last.fill(0);
   cta.mbars.clear();
   cta.warps.clear();
   note_residency(tick_to_cycle(sim_.now()));
@@ -191,7 +192,7 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
   uint64_t unit = sp.pipe_free[int(w.pipe)];
   if (w.pipe == Pipe::kInt && w.inst.int_mad && specs_.sm.int_on_fma)
     unit = std::min(unit, sp.pipe_free[int(Pipe::kFp32)]);
-  uint64_t e = std::max(w.dep_ready, unit);
+  uint64_t e = std::max({w.dep_ready, unit, w.hold_until});
   if (w.gate == Gate::kGlobal)
     e = std::max(e, l1_free_);
   else if (w.gate == Gate::kShared) {

@@ -100,6 +100,7 @@ class Sm final : public Component, public mem::MemResponder {
   // The fields the issue scan reads for every resident warp come first, in one host cache line.
   struct alignas(64) Warp {
     uint64_t dep_ready = 0;   // max reg_ready over inst's sources and destinations
+    uint64_t hold_until = 0;  // first cycle it may issue after a release (the barrier's latency)
     uint64_t ready_from = 0;  // first cycle the warp could have issued inst (stall accounting)
     uint8_t sp = 0;
     WarpState state = WarpState::kFree;
@@ -132,6 +133,7 @@ class Sm final : public Component, public mem::MemResponder {
     uint32_t warps_total = 0, warps_done = 0, warps_exited = 0;
     std::vector<uint16_t> warps;  // warp slots, by warp index in the CTA
     std::array<uint32_t, 16> bar_arrived{};
+    std::array<uint64_t, 16> bar_last{};  // cycle the latest arrival was counted
     std::vector<MBarrier> mbars;
   };
   struct SubPartition {
@@ -191,6 +193,7 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t scheduled_cycle_ = kNever;  // the pending step event, if any
   bool in_step_ = false;
   uint64_t shared_free_ = 0, l1_free_ = 0;  // SM-wide pipes: next free cycle
+  uint64_t barrier_free_ = 0;               // the SM's barrier unit: next cycle it takes an arrival (sm.barrier)
   uint64_t last_activity_ = 0;
   uint64_t outstanding_stores_ = 0;
   uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;

@@ -28,11 +28,16 @@ void Sm::exec_sync(uint16_t wi, uint64_t c) {
       w.wait_since = c;
       w.wait_static_id = in.static_id;
       break;
-    case ir::OpClass::kBarSync: bar_sync(wi, c); break;
+    case ir::OpClass::kBarSync:
+      bar_sync(wi, c);
+      break;
     case ir::OpClass::kMbarInit:
     case ir::OpClass::kMbarArrive:
-    case ir::OpClass::kMbarWait: mbar_op(wi, c); break;
-    default: break;
+    case ir::OpClass::kMbarWait:
+      mbar_op(wi, c);
+      break;
+    default:
+      break;
   }
 }
 
@@ -43,7 +48,9 @@ bool Sm::cp_wait_satisfied(const Warp& w) const {
   return committed_pending <= size_t(std::max(w.wait_arg, 0));
 }
 
-// bar.sync: every warp of the CTA must arrive; a warp that exited never does (deadlock report).
+// bar.sync: every warp of the CTA must arrive; a warp that exited never does (deadlock report). The
+// SM's barrier unit counts one arrival per sm.barrier.cycles_per_warp cycles and releases the CTA's
+// warps sm.barrier.latency_cycles after the last one is counted.
 void Sm::bar_sync(uint16_t wi, uint64_t c) {
   Warp& w = warps_[wi];
   const ir::DynInst& in = w.inst;
@@ -56,10 +63,17 @@ void Sm::bar_sync(uint16_t wi, uint64_t c) {
   w.wait_since = c;
   w.wait_static_id = in.static_id;
   w.wait_arg = in.imm;
-  if (++cta.bar_arrived[size_t(in.imm)] < cta.warps_total) return;
-  cta.bar_arrived[size_t(in.imm)] = 0;
+  const BarrierSpecs& b = specs_.sm.barrier;
+  const uint64_t counted = std::max(c, barrier_free_) + b.cycles_per_warp;
+  barrier_free_ = counted;
+  const size_t id = size_t(in.imm);
+  cta.bar_last[id] = std::max(cta.bar_last[id], counted);
+  if (++cta.bar_arrived[id] < cta.warps_total) return;
+  const uint64_t at = std::max(c + 1, cta.bar_last[id] + b.latency_cycles);
+  cta.bar_arrived[id] = 0;
+  cta.bar_last[id] = 0;
   for (uint16_t x : cta.warps)
-    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm) release(x, c + 1, kStallBarrier);
+    if (warps_[x].state == WarpState::kBarrier && warps_[x].wait_arg == in.imm) release(x, at, kStallBarrier);
 }
 
 // mbarriers live in the CTA's shared memory (addr2[0]); arrivals count threads, as in PTX.
@@ -105,6 +119,7 @@ void Sm::release(uint16_t wi, uint64_t c, SmCounter reason) {
   *ctr_[reason] += c > w.wait_since ? c - w.wait_since : 0;
   w.state = WarpState::kReady;
   w.ready_from = c;
+  w.hold_until = c;
   wake(w.sp, std::max(c, w.dep_ready));
 }
 
@@ -136,9 +151,9 @@ void Sm::describe_waiting(std::string& out) const {
     std::string what;
     switch (w.state) {
       case WarpState::kBarrier:
-        what = "waits at bar.sync " + std::to_string(w.wait_arg) + " (" + std::to_string(cta.bar_arrived[size_t(w.wait_arg)]) +
-               " of " + std::to_string(cta.warps_total) + " warps arrived, " + std::to_string(cta.warps_exited) +
-               " exited)";
+        what = "waits at bar.sync " + std::to_string(w.wait_arg) + " (" +
+               std::to_string(cta.bar_arrived[size_t(w.wait_arg)]) + " of " + std::to_string(cta.warps_total) +
+               " warps arrived, " + std::to_string(cta.warps_exited) + " exited)";
         break;
       case WarpState::kMbarWait:
         what = "waits on the mbarrier at shared offset " + std::to_string(w.wait_addr) + " for phase parity " +
@@ -148,8 +163,12 @@ void Sm::describe_waiting(std::string& out) const {
         what = "waits at cp.async.wait_group " + std::to_string(w.wait_arg) + " with " +
                std::to_string(w.cp_groups.size() - 1) + " committed groups outstanding";
         break;
-      case WarpState::kExited: what = "exited, " + std::to_string(w.pending) + " memory results outstanding"; break;
-      default: what = "ready to issue (waiting on " + std::to_string(w.pending) + " memory results)"; break;
+      case WarpState::kExited:
+        what = "exited, " + std::to_string(w.pending) + " memory results outstanding";
+        break;
+      default:
+        what = "ready to issue (waiting on " + std::to_string(w.pending) + " memory results)";
+        break;
     }
     uint32_t at = w.state == WarpState::kReady || w.state == WarpState::kExited ? w.inst.static_id : w.wait_static_id;
     out += "  " + warp_place(w, at) + ": " + what + "\n";

@@ -123,7 +123,15 @@ SmSpecs SmSpecs::parse(const ConfigNode& node) {
     s.units[int(p)] = UnitSpecs::parse(units.at(pipe_name(p)));
   s.tensor = TensorSpecs::parse(node.at("tensor"));
   s.shared = SharedSpecs::parse(node.at("shared"));
+  if (node.has("barrier")) s.barrier = BarrierSpecs::parse(node.at("barrier"));
   return s;
+}
+
+BarrierSpecs BarrierSpecs::parse(const ConfigNode& node) {
+  BarrierSpecs b;
+  b.cycles_per_warp = node.param<uint32_t>("cycles_per_warp").range(0, 1000).get();
+  b.latency_cycles = node.param<uint32_t>("latency_cycles").range(1, 100000).get();
+  return b;
 }
 
 ClockSpecs ClockSpecs::parse(const ConfigNode& node) {

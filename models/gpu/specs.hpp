@@ -52,6 +52,15 @@ struct SharedSpecs {
   static SharedSpecs parse(const ConfigNode& node);
 };
 
+// bar.sync on the SM's barrier unit: it counts one warp's arrival per `cycles_per_warp` and releases
+// the CTA `latency_cycles` after counting the last. Absent from the config: 0 and 1 (release on the
+// next cycle).
+struct BarrierSpecs {
+  uint32_t cycles_per_warp = 0;
+  uint32_t latency_cycles = 1;
+  static BarrierSpecs parse(const ConfigNode& node);
+};
+
 struct SmSpecs {
   uint32_t count = 1;
   uint32_t sub_partitions = 4;
@@ -70,6 +79,7 @@ struct SmSpecs {
   std::array<UnitSpecs, kNumPipes> units{};  // kTensor and kNone unused here (tensor has its own specs)
   TensorSpecs tensor;
   SharedSpecs shared;
+  BarrierSpecs barrier;
   static SmSpecs parse(const ConfigNode& node);
 };
 

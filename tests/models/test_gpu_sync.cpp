@@ -70,6 +70,32 @@ TEST(Barrier, BarSyncReleasesAllWarpsTogether) {
   EXPECT_GT(r.stats["gpu"]["sm0"]["stall_barrier"].get<uint64_t>(), 7u * 2u * 100u);
 }
 
+// The SM's barrier unit counts one arrival per sm.barrier.cycles_per_warp cycles and releases the
+// CTA sm.barrier.latency_cycles after the last: a loop of back-to-back bar.sync costs latency +
+// cycles_per_warp x warps per barrier (the H200's: 13 + 2 per warp, lds_burst in b29).
+TEST(Barrier, BackToBackBarriersCostLatencyPlusCyclesPerArrivingWarp) {
+  const std::string kernel = R"(kernel bars(warps = 4, reps = 8) {
+  grid 1
+  block warps * 32
+  loop r in 0 .. reps runtime unroll 1 {
+    loop u in 0 .. 16 unroll 16 {
+      bar.sync
+    }
+  }
+})";
+  auto per_barrier = [&](int64_t warps, const std::vector<std::string>& set) {
+    auto a = testing::inline_kernel(kernel, {{"warps", warps}, {"reps", 8}});
+    auto b = testing::inline_kernel(kernel, {{"warps", warps}, {"reps", 16}});
+    return double(testing::run_one("h200-sxm", *b, set).cycles - testing::run_one("h200-sxm", *a, set).cycles) / 128;
+  };
+  const std::vector<std::string> set = {"sm.barrier.latency_cycles=20", "sm.barrier.cycles_per_warp=3"};
+  for (int64_t w : {1, 4, 16}) EXPECT_NEAR(per_barrier(w, set), 20 + 3.0 * double(w), 1.0) << w << " warps";
+  // without the key: released on the next cycle, each arrival free: only the issue of 4 warps per
+  // sub-partition, one a cycle, and the release cycle remain
+  const std::vector<std::string> off = {"sm.barrier.latency_cycles=1", "sm.barrier.cycles_per_warp=0"};
+  EXPECT_LT(per_barrier(16, off), 6.0);
+}
+
 TEST(CpAsync, WaitWithNothingPendingCompletes) {
   auto p = testing::inline_kernel(R"(kernel cp_wait_nothing() {
   grid 4

@@ -1,6 +1,7 @@
 // Calibration and validation tests. The data is the committed H200 measurements.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -408,6 +409,39 @@ TEST(Validation, InstructionLatenciesAndIssueRatesAsMeasured) {
     ++seen;
   }
   EXPECT_EQ(seen, 11);  // 6 latencies, 5 rates
+}
+
+// The H200's barrier (sm.barrier, derived from this file): a loop of back-to-back BAR.SYNC in one CTA of
+// 1 to 32 warps per SM costs 13.1 + 2.0 cycles per warp per barrier (lds_burst, b29). The model runs the
+// same loop (the experiment's lds_burst_model.kir, V = 0) within 5% at every warp count.
+TEST(Validation, BarrierRoundTripGrowsWithTheArrivingWarpsAsMeasured) {
+  const std::string dir = std::string(kData) + "/experiments/b29_lds_burst";
+  std::ifstream in(dir + "/lds_burst_period.csv");
+  ASSERT_TRUE(in) << dir;
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> head;
+  for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
+  auto col = [&](const char* name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
+  const size_t variant = col("variant"), warps = col("warps"), period = col("period_cycles");
+  ASSERT_LT(period, head.size());
+  SimRunner sim(kHw, dir);
+  int seen = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
+    if (f.size() != head.size() || f[variant] != "barrier") continue;
+    const int64_t w = std::stoll(f[warps]);
+    auto run = [&](int64_t reps) {
+      auto r = sim.run({"lds_burst_model", {{"V", 0}, {"warps", w}, {"reps", reps}}, {}});
+      EXPECT_TRUE(r.ok) << r.error;
+      return double(r.result.cycles);
+    };
+    const double model = (run(16) - run(8)) / (8 * 16);
+    EXPECT_NEAR(model / std::stod(f[period]), 1.0, 0.05) << w << " warps: model " << model << ", H200 " << f[period];
+    ++seen;
+  }
+  EXPECT_EQ(seen, 6);  // 1, 2, 4, 8, 16, 32 warps
 }
 
 // Back-to-back stream launches of the empty kernel are bound by the host's launch call (4-5 us on the

@@ -117,8 +117,9 @@ int run_ffma_outer(const std::vector<std::string>& args);  // ffma_outer.cu: gem
 int run_tile_loop(const std::vector<std::string>& args);   // tile_loop.cu: gemm_fp32's tile loop, 0-8 k-steps
 int run_l2_read(const std::vector<std::string>& args);     // l2_read.cu: L2-to-SM read bandwidth and bursts
 int run_mma(const std::vector<std::string>& args);
-int run_op_latency(const std::vector<std::string>& args);  // op_latency.cu: dependent-issue latency per instruction kind
+int run_op_latency(const std::vector<std::string>& args);  // op_latency.cu: dependent-issue latency per kind
 int run_mma_shared(const std::vector<std::string>& args);  // mma_shared.cu: tensor cores vs the shared pipe
+int run_lds_burst(const std::vector<std::string>& args);   // lds_burst.cu: a barrier and its shared loads
 int run_empty(const std::vector<std::string>& args);
 int run_apps(const std::vector<std::string>& args);
 int run_green(const std::vector<std::string>& args);

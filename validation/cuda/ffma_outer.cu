@@ -27,7 +27,7 @@ __host__ __device__ inline int frag_b(int mode, int t, int k, int h) {
 }
 
 // kMode 0 (`regs`): fragments loaded once; 1 (`shared`): every k-step, every lane the same address
-// (broadcast: one wavefront and one uniform address per LDS.128); 2 (`gemm`): every k-step at
+// (broadcast: two wavefronts, one per half-warp, and one uniform address per LDS.128); 2 (`gemm`): every k-step at
 // gemm_fp32's addresses (thread t reads A rows t / 16 * 8 .. + 7 and B columns t % 16 * 8 .. + 7 of
 // 8 x 128 tiles: 2 wavefronts per A load, 8 per B load, as b12 counts them).
 template <int kMode>

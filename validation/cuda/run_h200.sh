@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -18,7 +18,8 @@
 # `l2bw` times l2_read (the L2-to-SM read bandwidth of 1 to 132 SMs, each reading its own 64 KB) and
 # profiles its launches (L2 and L1 throughput, issue stalls). `sweeps` times flash attention over eight
 # sequence lengths and gemm_fp32 over K (b24); `lat` the latency chains of op_latency and flash
-# attention over heads (b25); `ops` op_latency's latencies and rates (b26).
+# attention over heads (b25); `ops` op_latency's latencies and rates (b26); `burst` the shared pipe's
+# service order after a barrier (lds_burst, per-warp clock64 stamps), then tile_loop again.
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -89,6 +90,10 @@ if [ "$WHAT" = lat ]; then
 fi
 # `ops`: op_latency alone: the latency chains and the rates (8 chains a thread, 8 warps per sub-partition)
 if [ "$WHAT" = ops ]; then run timeout 200 $T --out="$D" --batch="$BATCH" op_latency; pack; fi
+if [ "$WHAT" = burst ]; then
+  run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
+fi
 # `fp32`: gemm_fp32 at 1024^3 (the held-out point) as its timing runs it, the 6th launch (inputs in the
 # L2 from the launches before: cache control none) and after a flush (all): the stall, scheduler,
 # memory and pipe sections (--page raw), the per-pipe counts, and per-SASS-instruction stall samples

@@ -1,0 +1,191 @@
+// lds_burst twin (an experiment, not a validation kernel): the order in which an SM's shared pipe
+// serves the burst of shared loads that follows a barrier. One CTA per SM (grid = SM count), block
+// 4, 8 or 16 warps (1-32 for the periods below); each of `reps` repetitions is __syncthreads(), then every warp issues
+// kLoads LDS.128 at gemm_fp32's k-step addresses (kMode 0: A 2 wavefronts, B 8 wavefronts; kLoads 1 is B alone) or at
+// one broadcast address (kMode 1), in gemm_fp32's SASS order (A0, B0, A1, B1), and consumes them. Lane 0 of each warp
+// records clock64 after the barrier (t0), after consuming the first two loads (t1) and all of them (t2). The host
+// reports, per warp, the median over CTAs and repetitions of t0, t1, t2 less the CTA's earliest t0 of that repetition,
+// and the median period of a repetition: the service order and the burst's length, as the model's shared pipe must
+// order them. kStamp false: no stamps inside the loop (lane 0 of each warp stores its clock64 before and after it), and
+// kLoads 0: no shared loads: the period of the barrier alone, and the cost of the stamps.
+#include <algorithm>
+#include <vector>
+
+#include "common.cuh"
+
+namespace twins {
+
+__device__ __forceinline__ void lds4b(float* v, uint32_t addr) {
+  // "memory": not moved across the barrier; every element is used below, or ptxas narrows the load
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+               : "r"(addr)
+               : "memory");
+}
+__device__ __forceinline__ long long clk() {
+  long long t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
+__device__ __forceinline__ float use2(float x, float y) {  // a dependent add the clock read waits behind
+  float u;
+  asm volatile("add.f32 %0, %1, %2;" : "=f"(u) : "f"(x), "f"(y));
+  return u;
+}
+
+// word of fragment h of k-step k for thread t (of 256; gemm_fp32's 16 x 16 thread grid) or broadcast
+__device__ inline int burst_a(int mode, int t, int k, int h) {
+  return mode == 0 ? k * 128 + t / 16 * 8 + 4 * h : 8 * k;
+}
+__device__ inline int burst_b(int mode, int t, int k, int h) {
+  return mode == 0 ? k * 128 + t % 16 * 8 + 4 * h : 8 * k;
+}
+
+template <int kMode, int kLoads, bool kStamp = true>
+__global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps, int reps) {
+  __shared__ __align__(16) float As[1024], Bs[1024];
+  const int t = threadIdx.x, w = t / 32, nw = blockDim.x / 32, tt = t % 256;
+  for (int q = t; q < 1024; q += blockDim.x) As[q] = float(q % 61 + 1), Bs[q] = float(q % 59 + 1);
+  const auto as = uint32_t(__cvta_generic_to_shared(As)), bs = uint32_t(__cvta_generic_to_shared(Bs));
+  float s = 0;
+  const long long start = clk();
+  for (int r = 0; r < reps; ++r) {
+    __syncthreads();
+    const long long t0 = clk();
+    const int k = r & 7;
+    float a0[4], b0[4], a1[4], b1[4];
+    long long t1, t2;
+    if (kLoads == 0) {
+      t1 = t2 = clk();
+    } else if (kLoads == 1) {
+      lds4b(b0, bs + 4 * burst_b(kMode, tt, k, 0));
+      s += use2(b0[0], b0[3]);
+      t1 = t2 = clk();
+      s += b0[1] + b0[2];
+    } else {
+      lds4b(a0, as + 4 * burst_a(kMode, tt, k, 0));
+      lds4b(b0, bs + 4 * burst_b(kMode, tt, k, 0));
+      lds4b(a1, as + 4 * burst_a(kMode, tt, k, 1));
+      lds4b(b1, bs + 4 * burst_b(kMode, tt, k, 1));
+      s += use2(a0[0], b0[0]);
+      t1 = clk();
+      s += use2(a1[0], b1[0]);
+      t2 = clk();
+      for (int e = 1; e < 4; ++e) s += a0[e] + b0[e] + a1[e] + b1[e];
+    }
+    if (kStamp && t % 32 == 0) {
+      long long* p = stamps + ((size_t(blockIdx.x) * reps + r) * nw + w) * 3;
+      p[0] = t0, p[1] = t1, p[2] = t2;
+    }
+  }
+  const long long end = clk();
+  if (!kStamp && t % 32 == 0)
+    stamps[(size_t(blockIdx.x) * nw + w) * 2] = start, stamps[(size_t(blockIdx.x) * nw + w) * 2 + 1] = end;
+  out[blockIdx.x * blockDim.x + t] = s;
+}
+
+// kStamp false: the median over CTAs of (latest end - earliest start) / reps
+static void burst_period(int mode, int loads, int warps, int reps) {
+  const int grid = g.sms, block = warps * 32;
+  float* out;
+  long long* st;
+  const size_t ns = size_t(grid) * warps * 2;
+  CK(cudaMalloc(&out, size_t(grid) * block * 4));
+  CK(cudaMalloc(&st, ns * 8));
+  for (int i = 0; i < 2; ++i) {  // warm-up, then the recorded launch
+    if (loads == 0) lds_burst<0, 0, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 1) lds_burst<1, 1, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 4 && mode == 0) lds_burst<0, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 4 && mode == 1) lds_burst<1, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    CKL();
+  }
+  CK(cudaStreamSynchronize(g.stream));
+  std::vector<long long> h(ns);
+  CK(cudaMemcpy(h.data(), st, ns * 8, cudaMemcpyDeviceToHost));
+  CK(cudaFree(out));
+  CK(cudaFree(st));
+  std::vector<double> per;
+  for (int c = 0; c < grid; ++c) {
+    long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
+    for (int w = 0; w < warps; ++w)
+      a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
+    per.push_back(double(b - a) / reps);
+  }
+  std::nth_element(per.begin(), per.begin() + per.size() / 2, per.end());
+  const char* mode_name = loads == 0 ? "barrier" : mode == 0 ? "gemm" : "broadcast";
+  Row row = base_row("lds_burst", mode_name);
+  row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", -1).set("stamps", 0);
+  row.set("period_cycles", per[per.size() / 2]);
+  emit("lds_burst_period", row, nullptr);
+  log("lds_burst %s loads=%d warps=%d, no stamps: period %.1f cycles\n", mode_name, loads, warps, per[per.size() / 2]);
+}
+
+static void burst_point(int mode, int loads, int warps, int reps) {
+  const int grid = g.sms, block = warps * 32;
+  float* out;
+  long long* st;
+  const size_t ns = size_t(grid) * reps * warps * 3;
+  CK(cudaMalloc(&out, size_t(grid) * block * 4));
+  CK(cudaMalloc(&st, ns * 8));
+  auto launch = [&]() {
+    if (mode == 0 && loads == 4) lds_burst<0, 4><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (mode == 0 && loads == 1) lds_burst<0, 1><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (mode == 1 && loads == 4) lds_burst<1, 4><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (mode == 1 && loads == 1) lds_burst<1, 1><<<grid, block, 0, g.stream>>>(out, st, reps);
+    CKL();
+  };
+  launch();  // warm-up (instruction cache)
+  launch();
+  CK(cudaStreamSynchronize(g.stream));
+  std::vector<long long> h(ns);
+  CK(cudaMemcpy(h.data(), st, ns * 8, cudaMemcpyDeviceToHost));
+  CK(cudaFree(out));
+  CK(cudaFree(st));
+  // per warp: t0, t1, t2 relative to the repetition's earliest t0 in its CTA; the period between reps
+  std::vector<std::vector<double>> rel(size_t(warps) * 3);
+  std::vector<double> period, burst;
+  const int r0 = std::min(4, reps / 4);  // skip the first repetitions (the fill)
+  for (int c = 0; c < grid; ++c)
+    for (int r = r0; r + 1 < reps; ++r) {
+      auto at = [&](int rr, int w, int i) { return h[((size_t(c) * reps + rr) * warps + w) * 3 + i]; };
+      long long base = at(r, 0, 0), next = at(r + 1, 0, 0), end = 0;
+      for (int w = 0; w < warps; ++w) base = std::min(base, at(r, w, 0)), next = std::min(next, at(r + 1, w, 0));
+      for (int w = 0; w < warps; ++w) {
+        for (int i = 0; i < 3; ++i) rel[size_t(w) * 3 + i].push_back(double(at(r, w, i) - base));
+        end = std::max(end, at(r, w, 2));
+      }
+      period.push_back(double(next - base));
+      burst.push_back(double(end - base));
+    }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const char* mode_name = mode == 0 ? "gemm" : "broadcast";
+  for (int w = 0; w < warps; ++w) {
+    Row row = base_row("lds_burst", mode_name);
+    row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
+    row.set("t0_cycles", median(rel[size_t(w) * 3])).set("t1_cycles", median(rel[size_t(w) * 3 + 1]));
+    row.set("t2_cycles", median(rel[size_t(w) * 3 + 2]));
+    row.set("burst_cycles", median(burst)).set("period_cycles", median(period));
+    emit("lds_burst", row, nullptr);
+  }
+  std::string line;
+  for (int w = 0; w < warps; ++w) line += " " + std::to_string(int(median(rel[size_t(w) * 3 + 2])));
+  log("lds_burst %s loads=%d warps=%d: period %.0f, burst %.0f cycles; per-warp done:%s\n", mode_name, loads, warps,
+      median(period), median(burst), line.c_str());
+}
+
+int run_lds_burst(const std::vector<std::string>& args) {
+  (void)args;
+  const int reps = g.quick ? 8 : 64;
+  for (int mode : {0, 1})
+    for (int loads : {4, 1})
+      for (int warps : {4, 8, 16}) burst_point(mode, loads, warps, reps);
+  for (int v = 0; v < 4; ++v)  // barrier alone, broadcast x1, gemm x4, broadcast x4
+    for (int warps : {1, 2, 4, 8, 16, 32})
+      burst_period(v == 1 || v == 3 ? 1 : 0, v == 0 ? 0 : v == 1 ? 1 : 4, warps, 8 * reps);
+  return 0;
+}
+
+}  // namespace twins
