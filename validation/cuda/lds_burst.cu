@@ -41,6 +41,9 @@ __device__ inline int burst_b(int mode, int t, int k, int h) {
   return mode == 0 ? k * 128 + t % 16 * 8 + 4 * h : 8 * k;
 }
 
+// kStamp false: only the warps whose bit is set here issue the loads (the others take the barriers)
+__device__ unsigned g_burst_mask = ~0u;
+
 template <int kMode, int kLoads, bool kStamp = true>
 __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps, int reps) {
   __shared__ __align__(16) float As[1024], Bs[1024];
@@ -48,6 +51,7 @@ __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps,
   for (int q = t; q < 1024; q += blockDim.x) As[q] = float(q % 61 + 1), Bs[q] = float(q % 59 + 1);
   const auto as = uint32_t(__cvta_generic_to_shared(As)), bs = uint32_t(__cvta_generic_to_shared(Bs));
   float s = 0;
+  const unsigned mask = g_burst_mask;  // read once: a read inside the loop reloads after every barrier
   const long long start = clk();
   for (int r = 0; r < reps; ++r) {
     __syncthreads();
@@ -55,7 +59,7 @@ __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps,
     const int k = r & 7;
     float a0[4], b0[4], a1[4], b1[4];
     long long t1, t2;
-    if (kLoads == 0) {
+    if (kLoads == 0 || (!kStamp && !((mask >> w) & 1u))) {
       t1 = t2 = clk();
     } else if (kLoads == 1) {
       lds4b(b0, bs + 4 * burst_b(kMode, tt, k, 0));
@@ -85,8 +89,9 @@ __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps,
 }
 
 // kStamp false: the median over CTAs of (latest end - earliest start) / reps
-static void burst_period(int mode, int loads, int warps, int reps) {
+static void burst_period(int mode, int loads, int warps, int reps, unsigned mask = ~0u) {
   const int grid = g.sms, block = warps * 32;
+  CK(cudaMemcpyToSymbol(g_burst_mask, &mask, sizeof(mask)));
   float* out;
   long long* st;
   const size_t ns = size_t(grid) * warps * 2;
@@ -115,9 +120,11 @@ static void burst_period(int mode, int loads, int warps, int reps) {
   const char* mode_name = loads == 0 ? "barrier" : mode == 0 ? "gemm" : "broadcast";
   Row row = base_row("lds_burst", mode_name);
   row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", -1).set("stamps", 0);
+  row.set("mask", uint32_t(mask & ((warps < 32 ? 1u << warps : 0u) - 1u)));
   row.set("period_cycles", per[per.size() / 2]);
   emit("lds_burst_period", row, nullptr);
-  log("lds_burst %s loads=%d warps=%d, no stamps: period %.1f cycles\n", mode_name, loads, warps, per[per.size() / 2]);
+  log("lds_burst %s loads=%d warps=%d mask=0x%x, no stamps: period %.1f cycles\n", mode_name, loads, warps, mask,
+      per[per.size() / 2]);
 }
 
 static void burst_point(int mode, int loads, int warps, int reps) {
@@ -185,6 +192,10 @@ int run_lds_burst(const std::vector<std::string>& args) {
   for (int v = 0; v < 4; ++v)  // barrier alone, broadcast x1, gemm x4, broadcast x4
     for (int warps : {1, 2, 4, 8, 16, 32})
       burst_period(v == 1 || v == 3 ? 1 : 0, v == 0 ? 0 : v == 1 ? 1 : 4, warps, 8 * reps);
+  // 8 warps, only some loading (warp w runs on sub-partition w % 4): one warp; two on one sub-partition;
+  // two on two; one on each of four; two on each of two; all
+  for (int v = 0; v < 2; ++v)
+    for (unsigned mask : {0x01u, 0x11u, 0x03u, 0x0fu, 0x33u, 0xffu}) burst_period(v, v == 0 ? 4 : 1, 8, 8 * reps, mask);
   return 0;
 }
 
