@@ -88,20 +88,16 @@ __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps,
   out[blockIdx.x * blockDim.x + t] = s;
 }
 
-// kStamp false: the median over CTAs of (latest end - earliest start) / reps
-static void burst_period(int mode, int loads, int warps, int reps, unsigned mask = ~0u) {
-  const int grid = g.sms, block = warps * 32;
-  CK(cudaMemcpyToSymbol(g_burst_mask, &mask, sizeof(mask)));
+// Runs `launch(out, stamps)` twice (warm-up, then the recorded launch) on fresh buffers for `grid` CTAs
+// of `block` threads and returns the `ns` stamps the second launch wrote.
+template <class Launch>
+static std::vector<long long> burst_stamps(int grid, int block, size_t ns, Launch launch) {
   float* out;
   long long* st;
-  const size_t ns = size_t(grid) * warps * 2;
   CK(cudaMalloc(&out, size_t(grid) * block * 4));
   CK(cudaMalloc(&st, ns * 8));
-  for (int i = 0; i < 2; ++i) {  // warm-up, then the recorded launch
-    if (loads == 0) lds_burst<0, 0, false><<<grid, block, 0, g.stream>>>(out, st, reps);
-    if (loads == 1) lds_burst<1, 1, false><<<grid, block, 0, g.stream>>>(out, st, reps);
-    if (loads == 4 && mode == 0) lds_burst<0, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
-    if (loads == 4 && mode == 1) lds_burst<1, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+  for (int i = 0; i < 2; ++i) {
+    launch(out, st);
     CKL();
   }
   CK(cudaStreamSynchronize(g.stream));
@@ -109,6 +105,20 @@ static void burst_period(int mode, int loads, int warps, int reps, unsigned mask
   CK(cudaMemcpy(h.data(), st, ns * 8, cudaMemcpyDeviceToHost));
   CK(cudaFree(out));
   CK(cudaFree(st));
+  return h;
+}
+
+// kStamp false: the median over CTAs of (latest end - earliest start) / reps
+static void burst_period(int mode, int loads, int warps, int reps, unsigned mask = ~0u) {
+  const int grid = g.sms, block = warps * 32;
+  const size_t ns = size_t(grid) * warps * 2;
+  CK(cudaMemcpyToSymbol(g_burst_mask, &mask, sizeof(mask)));
+  const std::vector<long long> h = burst_stamps(grid, block, ns, [&](float* out, long long* st) {
+    if (loads == 0) lds_burst<0, 0, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 1) lds_burst<1, 1, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 4 && mode == 0) lds_burst<0, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (loads == 4 && mode == 1) lds_burst<1, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+  });
   std::vector<double> per;
   for (int c = 0; c < grid; ++c) {
     long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
@@ -129,25 +139,13 @@ static void burst_period(int mode, int loads, int warps, int reps, unsigned mask
 
 static void burst_point(int mode, int loads, int warps, int reps) {
   const int grid = g.sms, block = warps * 32;
-  float* out;
-  long long* st;
   const size_t ns = size_t(grid) * reps * warps * 3;
-  CK(cudaMalloc(&out, size_t(grid) * block * 4));
-  CK(cudaMalloc(&st, ns * 8));
-  auto launch = [&]() {
+  const std::vector<long long> h = burst_stamps(grid, block, ns, [&](float* out, long long* st) {
     if (mode == 0 && loads == 4) lds_burst<0, 4><<<grid, block, 0, g.stream>>>(out, st, reps);
     if (mode == 0 && loads == 1) lds_burst<0, 1><<<grid, block, 0, g.stream>>>(out, st, reps);
     if (mode == 1 && loads == 4) lds_burst<1, 4><<<grid, block, 0, g.stream>>>(out, st, reps);
     if (mode == 1 && loads == 1) lds_burst<1, 1><<<grid, block, 0, g.stream>>>(out, st, reps);
-    CKL();
-  };
-  launch();  // warm-up (instruction cache)
-  launch();
-  CK(cudaStreamSynchronize(g.stream));
-  std::vector<long long> h(ns);
-  CK(cudaMemcpy(h.data(), st, ns * 8, cudaMemcpyDeviceToHost));
-  CK(cudaFree(out));
-  CK(cudaFree(st));
+  });
   // per warp: t0, t1, t2 relative to the repetition's earliest t0 in its CTA; the period between reps
   std::vector<std::vector<double>> rel(size_t(warps) * 3);
   std::vector<double> period, burst;
