@@ -15,8 +15,9 @@ namespace gtsim::cli {
 namespace {
 struct ValidateOptions {
   std::string hw, data, json, doc, plot, kernels, blind, calib_json;
-  bool quick = false, no_blind = false, write_bands = false;
+  bool quick = false, sparse = false, no_blind = false, write_bands = false;
   unsigned threads = 0;
+  std::vector<std::string> families, sets;
 };
 }  // namespace
 
@@ -31,20 +32,31 @@ Runner add_validate(CLI::App& app) {
   app.add_option("--blind", o->blind, "blind config (default: h200-blind.yaml beside --hw)");
   app.add_option("--calibration-json", o->calib_json, "include this `gtsim calibrate --json` output in the document");
   app.add_option("--threads", o->threads, "simulation threads (default: all cores)");
+  app.add_option("--families", o->families, "simulate only these families (e.g. gemm_fp32,gemm_tiled); the others are listed as not simulated")
+      ->delimiter(',');
+  app.add_option("--set", o->sets, "config override PATH=VALUE for the run (repeatable), e.g. sm.shared.latency_cycles=28");
   app.add_flag("--no-blind", o->no_blind, "skip the blind config");
   app.add_flag("--quick", o->quick, "fewer, smaller model runs (tests)");
+  app.add_flag("--sparse", o->sparse, "fewer points of the long GEMM and flash attention sweeps (as the CI accuracy test)");
   app.add_flag("--write-error-bands", o->write_bands,
                "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
                "H100 configs");
   return [o]() {
     namespace fs = std::filesystem;
+    if (o->write_bands && (!o->families.empty() || !o->sets.empty() || o->sparse || o->quick))
+      throw InputError(SourcePos{"--write-error-bands"},
+                       "writes the error band of the whole validation of the config as written, expected no "
+                       "--families, --set, --sparse or --quick beside it");
     auto data = validation::load_dataset(o->data);
     std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
     validation::ValidationOptions opt;
     opt.quick = o->quick;
+    opt.sparse = o->sparse;
     opt.threads = o->threads;
     opt.blind = !o->no_blind;
     opt.blind_hw = o->blind;
+    opt.families = o->families;
+    opt.calibration_overrides = o->sets;
     auto rep = validation::validate(o->hw, data, kdir, opt);
     nlohmann::json j = rep.to_json();
     nlohmann::json cal;

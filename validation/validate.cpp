@@ -212,7 +212,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   // 1024..1032 (every VEC pattern), 1064 and the endpoint 1100; n_sweep at N = 128, 4096, 8192 and both
   // sides of the first two changes of tiles per SM (ceil(tiles / SMs)). K up to 4096 runs whole; beyond,
   // at K - 256 a (same VEC, same k-tail), extrapolated linearly in K (validate_plan.cpp).
-  const bool sparse_gemm = opt.sparse_gemm;
+  const bool sparse_gemm = opt.sparse;
   auto keep_gemm = [&](const MeasuredPoint& p) {
     if (opt.quick) return false;
     // run budget: 4096^3 (1024 tiles) costs minutes of host time
@@ -287,6 +287,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     else if (!p.graph_timed && host_floor > 0 && p.time_us < 1.2 * host_floor && p.kernel != "pointer_chase")
       r.role = "excluded",
       r.reason = "host-bound: back-to-back launches within 20% of the host launch call (" + fmt(host_floor, 3) + " us)";
+    if (r.reason.empty() && !opt.families.empty() &&
+        std::find(opt.families.begin(), opt.families.end(), r.family) == opt.families.end())
+      r.role = "excluded", r.reason = "not simulated (not among --families)";
     ir::ParamValues params;
     if (r.reason.empty() && micro) params = bind_params(p, sim.kernel_params(p.kernel));
     Plan plan;
@@ -299,6 +302,14 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       if (p.kernel == "gemm_fp32" && (opt.quick || p.num("M") * p.num("N") > 1100.0 * 1100.0))
         r.reason = "not simulated (run budget: a CUDA-core GEMM beyond 1024^2 outputs)";
       if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
+      // flash attention: host time grows as BH T^2 (T = 2048 at 64 heads: 7 minutes, 4096: 18); the sparse
+      // run (the CI accuracy test, the blind config) stops at T = 1536 and 16 heads
+      if (p.kernel == "attention" && (p.variant == "flash" || p.variant == "flash_bh")) {
+        const double work = p.num("BH") * p.num("T") * p.num("T"), cap = opt.sparse ? 16.0 * 2048 * 2048 : 64.0 * 2048 * 2048;
+        if (work > cap || (opt.sparse && p.num("T") > 1536 && p.variant == "flash"))
+          r.reason = "not simulated (run budget: flash attention beyond " +
+                     std::string(opt.sparse ? "T = 1536, or 16 heads at T = 2048, in a sparse run)" : "64 heads at T = 2048)");
+      }
       // naive attention beyond T = 2048: over a minute of host time even scaled down (run budget)
       if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048)
         r.reason = "not simulated (sampling: the naive attention at T > 2048 is beyond the run budget)";
@@ -568,7 +579,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   if (opt.blind && fs::exists(blind)) {
     ValidationOptions bo = opt;
     bo.blind = false;
-    bo.sparse_gemm = true;
+    bo.sparse = true;
     bo.calibration_overrides.clear();
     bo.blind_hw.clear();
     ValidationReport b = validate(blind, data, kernels_dir, bo);

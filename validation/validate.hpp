@@ -61,7 +61,9 @@ struct ValidationOptions {
   std::vector<std::string> calibration_overrides;  // none: the config as written is the calibrated one
   bool blind = true;                               // also run the blind config (h200-blind.yaml)
   std::string blind_hw;                            // default: h200-blind.yaml beside --hw
-  bool sparse_gemm = false;                        // fewer GEMM sweep points (the blind config's run)
+  bool sparse = false;                             // fewer points of the long sweeps (GEMMs, flash attention):
+                                                   // the blind config's run, the CI accuracy test
+  std::vector<std::string> families;               // only these families (none: all)
 };
 
 struct ValidationReport {

@@ -79,6 +79,7 @@ Sm::Sm(Simulation& sim, StatGroup& parent, uint32_t id, const GpuSpecs& specs, c
   ctas_.resize(s.max_ctas);
   sps_.resize(s.sub_partitions);
   for (auto& sp : sps_) sp.sched = WarpSchedulerRegistry::instance().create(s.warp_scheduler);
+  shared_pipe_.reset(s.max_warps, s.sub_partitions, s.shared.warp_cycles_per_wavefront);
 }
 
 Sm::~Sm() = default;
@@ -155,6 +156,13 @@ void Sm::handle_event(Tick now, uint32_t kind, uint64_t arg) {
     apply_mem_done(arg, now);
     return;
   }
+  if (kind == kSharedPipe) {
+    if (arg != shared_event_) return;  // superseded by a later request's reschedule
+    shared_event_ = kNever;
+    advance_shared_pipe(arg + 1);
+    schedule_shared_pipe();
+    return;
+  }
   if (scheduled_cycle_ == kNever || clock_.cycle_start(scheduled_cycle_) != now) return;  // superseded
   uint64_t c = scheduled_cycle_;
   scheduled_cycle_ = kNever;
@@ -200,7 +208,9 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
     // the queue full, the next one issues when the depth-th latest of them starts.
     const uint32_t depth = specs_.sm.shared.mio_queue_depth;
     const std::deque<uint64_t>& q = sp.mio_starts;
-    if (depth == 0)
+    if (specs_.sm.shared.round_robin) {
+      if (depth > 0 && shared_pipe_.waiting(w.sp) >= depth) e = kNever;  // woken when one starts
+    } else if (depth == 0)
       e = std::max(e, shared_free_);
     else if (q.size() >= depth)
       e = std::max(e, q[q.size() - depth]);

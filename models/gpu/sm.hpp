@@ -18,6 +18,7 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "kernels_ir/exec/shared_banks.hpp"
+#include "models/gpu/shared_pipe.hpp"
 #include "models/gpu/specs.hpp"
 #include "models/gpu/warp_scheduler.hpp"
 #include "models/mem/memory_system.hpp"
@@ -145,7 +146,7 @@ class Sm final : public Component, public mem::MemResponder {
     uint64_t stepped_through = 0;                 // one past the last cycle it stepped
     double tensor_carry = 0;  // fraction of a cycle the tensor core's last mma left over (see exec_tensor)
   };
-  enum EventKind : uint32_t { kStep = 0, kMemDone = 1 };
+  enum EventKind : uint32_t { kStep = 0, kMemDone = 1, kSharedPipe = 2 };
   enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3 };
 
   // Issue stage (sm.cpp)
@@ -166,7 +167,12 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_tensor(Warp& w, uint64_t c);
   void exec_global(uint16_t wi, uint64_t c);
   void exec_shared(Warp& w, uint64_t c);
+  void count_shared(const ir::SharedCost& cost);
   uint64_t reserve_shared_pipe(uint64_t c, const ir::SharedCost& cost);
+  // sm.shared.arbitration round_robin: the request goes to shared_pipe_, its result when served.
+  void queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result);
+  void advance_shared_pipe(uint64_t until);
+  void schedule_shared_pipe();
   void apply_mem_done(uint64_t token, Tick when);
   // Synchronization (sm_sync.cpp)
   void exec_sync(uint16_t wi, uint64_t c);
@@ -193,6 +199,9 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t scheduled_cycle_ = kNever;  // the pending step event, if any
   bool in_step_ = false;
   uint64_t shared_free_ = 0, l1_free_ = 0;  // SM-wide pipes: next free cycle
+  SharedPipe shared_pipe_;                  // the shared pipe's arbiter (arbitration round_robin)
+  uint64_t shared_event_ = kNever;          // cycle of its pending event
+  uint32_t mio_blocked_ = 0;                // sub-partitions whose MIO queue is full (round_robin)
   uint64_t barrier_free_ = 0;               // the SM's barrier unit: next cycle it takes an arrival (sm.barrier)
   uint64_t last_activity_ = 0;
   uint64_t outstanding_stores_ = 0;

@@ -91,22 +91,90 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
     const uint32_t wavefront_bytes = specs_.sm.shared.banks * specs_.sm.shared.bank_bytes;
     const uint32_t bytes = info.sectors * 32;  // IssueInfo::sectors are 32-byte sectors
     const uint32_t reads = (bytes + wavefront_bytes - 1) / wavefront_bytes;
-    reserve_shared_pipe(c, SharedCost{reads + wr.wavefronts, reads + wr.ideal});
+    const SharedCost fill{reads + wr.wavefronts, reads + wr.ideal};
+    if (specs_.sm.shared.round_robin) {
+      count_shared(fill);
+      queue_shared(wi, c, fill.wavefronts, false);
+    } else {
+      reserve_shared_pipe(c, fill);
+    }
   }
   ++*ctr_[kGlobalInsts];
   *ctr_[kGlobalRequests] += info.requests;
   *ctr_[kGlobalSectors] += info.sectors;
 }
 
-// The SM's shared pipe (the L1 data pipe) serves `cost.wavefronts` from the first free cycle at or
-// after c; returns that cycle.
-uint64_t Sm::reserve_shared_pipe(uint64_t c, const SharedCost& cost) {
-  const uint64_t start = std::max(c, shared_free_);
-  shared_free_ = start + cost.wavefronts;
+void Sm::count_shared(const SharedCost& cost) {
   *ctr_[kSharedWavefronts] += cost.wavefronts;
   *ctr_[kSharedIdealWavefronts] += cost.ideal;
   *ctr_[kSharedPipeBusy] += cost.wavefronts;
+}
+
+// The SM's shared pipe (the L1 data pipe) serves `cost.wavefronts` from the first free cycle at or
+// after c; returns that cycle (sm.shared.arbitration fifo).
+uint64_t Sm::reserve_shared_pipe(uint64_t c, const SharedCost& cost) {
+  const uint64_t start = std::max(c, shared_free_);
+  shared_free_ = start + cost.wavefronts;
+  count_shared(cost);
   return start;
+}
+
+// sm.shared.arbitration round_robin: the request waits in the arbiter (shared_pipe.hpp); a load's
+// destinations are pending until its last wavefront is served, then ready `latency` cycles later.
+void Sm::queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result) {
+  advance_shared_pipe(c);
+  Warp& w = warps_[wi];
+  SharedPipe::Request r;
+  r.warp = wi;
+  r.sp = w.sp;
+  r.wavefronts = wavefronts;
+  if (result) {
+    for (int i = 0; i < w.inst.n_dst && r.n_dst < 2; ++i) {
+      const uint16_t d = w.inst.dst[i];
+      if (d == ir::kNoReg) continue;
+      ensure_regs(w, d);
+      w.reg_ready[d] = kNever;
+      w.reg_mem[d] = 0;
+      r.dst[r.n_dst++] = d;
+    }
+    if (r.n_dst > 0) ++w.pending;
+  }
+  shared_pipe_.enqueue(r, c);
+  const uint32_t depth = specs_.sm.shared.mio_queue_depth;
+  if (depth > 0 && shared_pipe_.waiting(w.sp) >= depth) mio_blocked_ |= 1u << w.sp;
+  schedule_shared_pipe();
+}
+
+void Sm::advance_shared_pipe(uint64_t until) {
+  const uint64_t latency = specs_.sm.shared.latency_cycles;
+  shared_pipe_.advance(until, [&](const SharedPipe::Request& r, uint64_t last) {
+    if (r.n_dst == 0) return;
+    Warp& w = warps_[r.warp];
+    const uint64_t ready = last + latency;
+    for (int i = 0; i < r.n_dst; ++i) w.reg_ready[r.dst[i]] = ready;
+    --w.pending;
+    if (w.state == WarpState::kExited) {
+      if (w.pending == 0) warp_done(r.warp, ready);
+      return;
+    }
+    compute_deps(w);
+    if (w.state == WarpState::kReady) wake(w.sp, std::max(ready, w.dep_ready));
+  });
+  const uint32_t depth = specs_.sm.shared.mio_queue_depth;
+  for (uint32_t s = 0; mio_blocked_ != 0 && s < sps_.size(); ++s)
+    if ((mio_blocked_ >> s & 1u) && shared_pipe_.waiting(uint8_t(s)) < depth) {
+      mio_blocked_ &= ~(1u << s);
+      wake(s, until > 0 ? until - 1 : 0);
+    }
+}
+
+// One pending event, at the cycle the arbiter next finishes a request (or, with a full MIO queue,
+// starts one) if nothing else arrives; a new request reschedules it.
+void Sm::schedule_shared_pipe() {
+  const uint64_t e = shared_pipe_.next_event(mio_blocked_ != 0);
+  if (e == SharedPipe::kNone || e == shared_event_) return;
+  shared_event_ = e;
+  sim_.schedule(clock_.cycle_start(e), this, kSharedPipe, e);
 }
 
 // Shared memory: one wavefront per cycle through the SM's shared pipe, requests in issue order
@@ -116,16 +184,9 @@ uint64_t Sm::reserve_shared_pipe(uint64_t c, const SharedCost& cost) {
 void Sm::exec_shared(Warp& w, uint64_t c) {
   const ir::DynInst& in = w.inst;
   SharedCost cost = shared_wavefronts(in, specs_.sm.shared.banks, specs_.sm.shared.bank_bytes);
-  const uint64_t start = reserve_shared_pipe(c, cost);
-  if (specs_.sm.shared.mio_queue_depth > 0) {
-    std::deque<uint64_t>& q = sps_[w.sp].mio_starts;
-    while (!q.empty() && q.front() <= c) q.pop_front();
-    q.push_back(start);
-  }
   ++*ctr_[kSharedRequests];
   bool store = in.op == ir::OpClass::kStShared || in.op == ir::OpClass::kStMatrix;
   ++*ctr_[store ? kSharedStores : kSharedLoads];
-  uint64_t ready = start + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
   if (in.op == ir::OpClass::kLdMatrix && ldmatrix_wb_per_reg_ > 0) {
     // An ldmatrix.xN writes N registers per lane back through the path the sub-partition's tensor
     // core also needs: the next mma.sync of that sub-partition waits for the writeback.
@@ -135,6 +196,18 @@ void Sm::exec_shared(Warp& w, uint64_t c) {
     tensor_free = std::max(tensor_free, c) + wb;
     *ctr_[kTensorWritebackCycles] += wb;
   }
+  if (specs_.sm.shared.round_robin) {
+    count_shared(cost);
+    queue_shared(uint16_t(&w - warps_.data()), c, cost.wavefronts, true);
+    return;
+  }
+  const uint64_t start = reserve_shared_pipe(c, cost);
+  if (specs_.sm.shared.mio_queue_depth > 0) {
+    std::deque<uint64_t>& q = sps_[w.sp].mio_starts;
+    while (!q.empty() && q.front() <= c) q.pop_front();
+    q.push_back(start);
+  }
+  uint64_t ready = start + cost.wavefronts - 1 + specs_.sm.shared.latency_cycles;
   for (int i = 0; i < in.n_dst; ++i) {
     uint16_t d = in.dst[i];
     if (d == ir::kNoReg) continue;

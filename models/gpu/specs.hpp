@@ -46,6 +46,12 @@ struct SharedSpecs {
   // have waiting in its MIO queue for the SM's shared pipe; the warp goes on issuing independent
   // instructions meanwhile. 0: an instruction issues only when the pipe is free.
   uint32_t mio_queue_depth = 0;
+  // How the shared pipe orders the requests: false (`fifo`, the default) serves each request's
+  // wavefronts back to back in issue order; true (`round_robin`) serves one wavefront a cycle
+  // round-robin over the warps with a request waiting (models/gpu/shared_pipe.hpp), one warp's at
+  // most one per `warp_cycles_per_wavefront` cycles.
+  bool round_robin = false;
+  uint32_t warp_cycles_per_wavefront = 1;
   std::vector<uint32_t> carveouts_kb;   // ascending: the shared-memory sizes the driver can choose
   uint32_t max_per_cta_bytes = 0;       // largest shared allocation one CTA may request (opt-in)
   uint32_t reserved_per_cta_bytes = 0;  // per-CTA system reservation (1 KB on Ampere and Hopper)
