@@ -197,4 +197,116 @@ int run_lds_burst(const std::vector<std::string>& args) {
   return 0;
 }
 
+// lds_steady: does the shared pipe keep a steady loop's warps staggered? Each of `reps` repetitions
+// issues the four LDS.128 of a gemm_fp32 k-step (k = r % 8) and 64 FFMA on their values (the 8 x 8 outer
+// product), with no barrier in the loop (kBarrier: __syncthreads() first, as tile_loop's first k-step).
+// Lane 0 of each warp stamps clock64 before the loads (t0), after a use of all four (t1) and after a use
+// of the accumulators (t2): per warp, the load wait t1 - t0 and the math t2 - t1; per repetition, the
+// spread of the warps' t1 (a convoy returns them together, issue order staggers them). kStamp false:
+// start and end only (the period without the stamps' stores).
+template <bool kBarrier, bool kStamp>
+__global__ void __launch_bounds__(512) lds_steady(float* out, long long* stamps, int reps) {
+  __shared__ __align__(16) float As[1024], Bs[1024];
+  const int t = threadIdx.x, w = t / 32, nw = blockDim.x / 32, tt = t % 256;
+  for (int q = t; q < 1024; q += blockDim.x) As[q] = float(q % 61 + 1) * 1e-3f, Bs[q] = float(q % 59 + 1) * 1e-3f;
+  __syncthreads();
+  const auto as = uint32_t(__cvta_generic_to_shared(As)), bs = uint32_t(__cvta_generic_to_shared(Bs));
+  float acc[64];
+  for (int e = 0; e < 64; ++e) acc[e] = 0;
+  const long long start = clk();
+  for (int r = 0; r < reps; ++r) {
+    if (kBarrier) __syncthreads();
+    const long long t0 = clk();
+    const int k = r & 7;
+    float a[8], b[8];
+    lds4b(a, as + 4 * burst_a(0, tt, k, 0));
+    lds4b(b, bs + 4 * burst_b(0, tt, k, 0));
+    lds4b(a + 4, as + 4 * burst_a(0, tt, k, 1));
+    lds4b(b + 4, bs + 4 * burst_b(0, tt, k, 1));
+    const float u = use2(use2(a[0], b[0]), use2(a[4], b[4]));
+    const long long t1 = clk();
+    acc[0] += u * 1e-9f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[i * 8 + j] = fmaf(a[i], b[j], acc[i * 8 + j]);
+    const float v = use2(acc[0], acc[63]);
+    const long long t2 = clk();
+    acc[1] += v * 1e-9f;
+    if (kStamp && t % 32 == 0) {
+      long long* p = stamps + ((size_t(blockIdx.x) * reps + r) * nw + w) * 3;
+      p[0] = t0, p[1] = t1, p[2] = t2;
+    }
+  }
+  const long long end = clk();
+  if (!kStamp && t % 32 == 0)
+    stamps[(size_t(blockIdx.x) * nw + w) * 2] = start, stamps[(size_t(blockIdx.x) * nw + w) * 2 + 1] = end;
+  float s = 0;
+  for (int e = 0; e < 64; ++e) s += acc[e];
+  out[blockIdx.x * blockDim.x + t] = s;
+}
+
+static void steady_point(bool barrier, int warps, int reps) {
+  const int grid = g.sms, block = warps * 32;
+  // no stamps: the period
+  std::vector<long long> h = burst_stamps(grid, block, size_t(grid) * warps * 2, [&](float* out, long long* st) {
+    if (barrier) lds_steady<true, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    else lds_steady<false, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+  });
+  std::vector<double> per;
+  for (int c = 0; c < grid; ++c) {
+    long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
+    for (int w = 0; w < warps; ++w)
+      a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
+    per.push_back(double(b - a) / reps);
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const double period = median(per);
+  // stamps: per warp, the medians of t1 - t0, t2 - t1 and of t1 less the repetition's earliest t1
+  h = burst_stamps(grid, block, size_t(grid) * reps * warps * 3, [&](float* out, long long* st) {
+    if (barrier) lds_steady<true, true><<<grid, block, 0, g.stream>>>(out, st, reps);
+    else lds_steady<false, true><<<grid, block, 0, g.stream>>>(out, st, reps);
+  });
+  std::vector<std::vector<double>> wait(warps), math(warps), phase(warps);
+  std::vector<double> spread, sper;
+  const int r0 = std::min(8, reps / 4);
+  for (int c = 0; c < grid; ++c)
+    for (int r = r0; r + 1 < reps; ++r) {
+      auto at = [&](int rr, int w, int i) { return h[((size_t(c) * reps + rr) * warps + w) * 3 + i]; };
+      long long lo = at(r, 0, 1), hi = lo;
+      for (int w = 0; w < warps; ++w) lo = std::min(lo, at(r, w, 1)), hi = std::max(hi, at(r, w, 1));
+      for (int w = 0; w < warps; ++w) {
+        wait[w].push_back(double(at(r, w, 1) - at(r, w, 0)));
+        math[w].push_back(double(at(r, w, 2) - at(r, w, 1)));
+        phase[w].push_back(double(at(r, w, 1) - lo));
+      }
+      spread.push_back(double(hi - lo));
+      sper.push_back(double(at(r + 1, 0, 0) - at(r, 0, 0)));
+    }
+  const char* name = barrier ? "barrier" : "steady";
+  std::string line;
+  for (int w = 0; w < warps; ++w) {
+    Row row = base_row("lds_steady", name);
+    row.set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
+    row.set("period_cycles", period).set("stamped_period_cycles", median(sper));
+    row.set("wait_cycles", median(wait[w])).set("math_cycles", median(math[w]));
+    row.set("t1_phase_cycles", median(phase[w])).set("t1_spread_cycles", median(spread));
+    emit("lds_steady", row, nullptr);
+    line += " " + std::to_string(int(median(wait[w]))) + "/" + std::to_string(int(median(phase[w])));
+  }
+  log("lds_steady %s warps=%d: period %.1f (stamped %.1f), t1 spread %.0f; per warp wait/phase:%s\n", name, warps,
+      period, median(sper), median(spread), line.c_str());
+}
+
+int run_lds_steady(const std::vector<std::string>& args) {
+  (void)args;
+  const int reps = g.quick ? 16 : 128;
+  for (bool barrier : {false, true})
+    for (int warps : {1, 2, 4, 8, 16}) steady_point(barrier, warps, reps);
+  return 0;
+}
+
 }  // namespace twins

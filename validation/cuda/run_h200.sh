@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -19,7 +19,8 @@
 # profiles its launches (L2 and L1 throughput, issue stalls). `sweeps` times flash attention over eight
 # sequence lengths and gemm_fp32 over K (b24); `lat` the latency chains of op_latency and flash
 # attention over heads (b25); `ops` op_latency's latencies and rates (b26); `burst` the shared pipe's
-# service order after a barrier (lds_burst, per-warp clock64 stamps), then tile_loop again.
+# service order after a barrier (lds_burst, per-warp clock64 stamps), then tile_loop again; `steady`
+# a load-then-FFMA loop with and without a barrier, per-warp stamps (lds_steady), then ffma_outer again.
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -90,6 +91,10 @@ if [ "$WHAT" = lat ]; then
 fi
 # `ops`: op_latency alone: the latency chains and the rates (8 chains a thread, 8 warps per sub-partition)
 if [ "$WHAT" = ops ]; then run timeout 200 $T --out="$D" --batch="$BATCH" op_latency; pack; fi
+if [ "$WHAT" = steady ]; then
+  run timeout 120 $T --out="$D" --batch="$BATCH" lds_steady; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
+fi
 if [ "$WHAT" = burst ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
