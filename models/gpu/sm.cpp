@@ -79,7 +79,8 @@ Sm::Sm(Simulation& sim, StatGroup& parent, uint32_t id, const GpuSpecs& specs, c
   ctas_.resize(s.max_ctas);
   sps_.resize(s.sub_partitions);
   for (auto& sp : sps_) sp.sched = WarpSchedulerRegistry::instance().create(s.warp_scheduler);
-  shared_pipe_.reset(s.max_warps, s.sub_partitions, s.shared.warp_cycles_per_wavefront);
+  shared_pipe_.reset(s.max_warps, s.sub_partitions, s.shared.warp_cycles_per_wavefront,
+                     s.shared.arbitration == 2 ? SharedPipe::Order::kSubPartitions : SharedPipe::Order::kRequests);
 }
 
 Sm::~Sm() = default;
@@ -208,7 +209,7 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
     // the queue full, the next one issues when the depth-th latest of them starts.
     const uint32_t depth = specs_.sm.shared.mio_queue_depth;
     const std::deque<uint64_t>& q = sp.mio_starts;
-    if (specs_.sm.shared.round_robin) {
+    if ((specs_.sm.shared.arbitration != 0)) {
       if (depth > 0 && shared_pipe_.waiting(w.sp) >= depth) e = kNever;  // woken when one starts
     } else if (depth == 0)
       e = std::max(e, shared_free_);

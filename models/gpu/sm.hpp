@@ -169,7 +169,7 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_shared(Warp& w, uint64_t c);
   void count_shared(const ir::SharedCost& cost);
   uint64_t reserve_shared_pipe(uint64_t c, const ir::SharedCost& cost);
-  // sm.shared.arbitration round_robin: the request goes to shared_pipe_, its result when served.
+  // sm.shared.arbitration round_robin / sub_partition: the request goes to shared_pipe_, its result when served.
   void queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result);
   void advance_shared_pipe(uint64_t until);
   void schedule_shared_pipe();
@@ -199,9 +199,9 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t scheduled_cycle_ = kNever;  // the pending step event, if any
   bool in_step_ = false;
   uint64_t shared_free_ = 0, l1_free_ = 0;  // SM-wide pipes: next free cycle
-  SharedPipe shared_pipe_;                  // the shared pipe's arbiter (arbitration round_robin)
+  SharedPipe shared_pipe_;                  // the shared pipe's arbiter (arbitration other than fifo)
   uint64_t shared_event_ = kNever;          // cycle of its pending event
-  uint32_t mio_blocked_ = 0;                // sub-partitions whose MIO queue is full (round_robin)
+  uint32_t mio_blocked_ = 0;                // sub-partitions whose MIO queue is full (arbiter)
   uint64_t barrier_free_ = 0;               // the SM's barrier unit: next cycle it takes an arrival (sm.barrier)
   uint64_t last_activity_ = 0;
   uint64_t outstanding_stores_ = 0;

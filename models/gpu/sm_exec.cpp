@@ -92,7 +92,7 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
     const uint32_t bytes = info.sectors * 32;  // IssueInfo::sectors are 32-byte sectors
     const uint32_t reads = (bytes + wavefront_bytes - 1) / wavefront_bytes;
     const SharedCost fill{reads + wr.wavefronts, reads + wr.ideal};
-    if (specs_.sm.shared.round_robin) {
+    if ((specs_.sm.shared.arbitration != 0)) {
       count_shared(fill);
       queue_shared(wi, c, fill.wavefronts, false);
     } else {
@@ -119,7 +119,7 @@ uint64_t Sm::reserve_shared_pipe(uint64_t c, const SharedCost& cost) {
   return start;
 }
 
-// sm.shared.arbitration round_robin: the request waits in the arbiter (shared_pipe.hpp); a load's
+// sm.shared.arbitration round_robin or sub_partition: the request waits in the arbiter (shared_pipe.hpp); a load's
 // destinations are pending until its last wavefront is served, then ready `latency` cycles later.
 void Sm::queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result) {
   advance_shared_pipe(c);
@@ -196,7 +196,7 @@ void Sm::exec_shared(Warp& w, uint64_t c) {
     tensor_free = std::max(tensor_free, c) + wb;
     *ctr_[kTensorWritebackCycles] += wb;
   }
-  if (specs_.sm.shared.round_robin) {
+  if ((specs_.sm.shared.arbitration != 0)) {
     count_shared(cost);
     queue_shared(uint16_t(&w - warps_.data()), c, cost.wavefronts, true);
     return;

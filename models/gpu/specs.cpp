@@ -89,8 +89,10 @@ SharedSpecs SharedSpecs::parse(const ConfigNode& node) {
   s.bank_bytes = node.param<uint32_t>("bank_bytes").one_of({4, 8}).get();
   s.latency_cycles = node.param<uint32_t>("latency_cycles").range(1, 10000).get();
   if (node.has("mio_queue_depth")) s.mio_queue_depth = node.param<uint32_t>("mio_queue_depth").range(0, 64).get();
-  if (node.has("arbitration"))
-    s.round_robin = node.param<std::string>("arbitration").one_of({"fifo", "round_robin"}).get() == "round_robin";
+  if (node.has("arbitration")) {
+    const std::string a = node.param<std::string>("arbitration").one_of({"fifo", "round_robin", "sub_partition"}).get();
+    s.arbitration = a == "fifo" ? 0 : a == "round_robin" ? 1 : 2;
+  }
   if (node.has("warp_cycles_per_wavefront"))  // round_robin's; fifo serves a request back to back
     s.warp_cycles_per_wavefront = node.param<uint32_t>("warp_cycles_per_wavefront").range(1, 16).get();
   const ConfigNode& co = node.at("carveouts_kb");

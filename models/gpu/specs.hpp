@@ -46,11 +46,12 @@ struct SharedSpecs {
   // have waiting in its MIO queue for the SM's shared pipe; the warp goes on issuing independent
   // instructions meanwhile. 0: an instruction issues only when the pipe is free.
   uint32_t mio_queue_depth = 0;
-  // How the shared pipe orders the requests: false (`fifo`, the default) serves each request's
-  // wavefronts back to back in issue order; true (`round_robin`) serves one wavefront a cycle
-  // round-robin over the warps with a request waiting (models/gpu/shared_pipe.hpp), one warp's at
-  // most one per `warp_cycles_per_wavefront` cycles.
-  bool round_robin = false;
+  // How the shared pipe orders the requests (sm.shared.arbitration): 0 `fifo` (the default) serves
+  // each request's wavefronts back to back in issue order; 1 `round_robin` one wavefront a cycle
+  // round-robin over the waiting requests; 2 `sub_partition` round-robin over the sub-partitions'
+  // MIO queues, each in issue order (models/gpu/shared_pipe.hpp). One warp's wavefronts at most one
+  // per `warp_cycles_per_wavefront` cycles (not in fifo).
+  uint8_t arbitration = 0;
   uint32_t warp_cycles_per_wavefront = 1;
   std::vector<uint32_t> carveouts_kb;   // ascending: the shared-memory sizes the driver can choose
   uint32_t max_per_cta_bytes = 0;       // largest shared allocation one CTA may request (opt-in)

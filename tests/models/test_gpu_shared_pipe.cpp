@@ -1,7 +1,7 @@
-// The shared pipe's arbitration (sm.shared.arbitration): in issue order (fifo) or one wavefront a
-// cycle round-robin over the waiting requests (round_robin), one warp's wavefronts at most one per
-// sm.shared.warp_cycles_per_wavefront cycles. validation/data/h200/experiments/b29_lds_burst has the
-// H200's side.
+// The shared pipe's arbitration (sm.shared.arbitration): in issue order (fifo), one wavefront a cycle
+// round-robin over the waiting requests (round_robin) or over the sub-partitions' queues
+// (sub_partition), one warp's wavefronts at most one per sm.shared.warp_cycles_per_wavefront cycles.
+// validation/data/h200/experiments/b29_lds_burst and b33_lds_steady have the H200's side.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -69,13 +69,25 @@ TEST(SharedPipe, MioQueueCountsRequestsUntilTheirFirstWavefront) {
   EXPECT_EQ(pipe.waiting(1), 0u);
 }
 
+TEST(SharedPipe, SubPartitionsTakeTurnsAndEachServesItsOwnRequestsInOrder) {
+  SharedPipe pipe;
+  pipe.reset(8, 4, 1, SharedPipe::Order::kSubPartitions);
+  pipe.enqueue(req(0, 8, 0), 0);  // sub-partition 0: warp 0, then warp 4
+  pipe.enqueue(req(4, 8, 0), 0);
+  pipe.enqueue(req(1, 8, 1), 0);  // sub-partition 1: warp 1
+  auto last = drain(pipe);
+  EXPECT_EQ(last[0], 14u);  // cycles 0, 2, ..., 14: turns with sub-partition 1
+  EXPECT_EQ(last[1], 15u);
+  EXPECT_EQ(last[4], 23u);  // after warp 0, alone from cycle 16
+}
+
 // The SM schedules its event where next_event() says: the prediction must be the cycle the request
 // really finishes when nothing else arrives.
 TEST(SharedPipe, NextEventIsTheCycleTheFirstRequestFinishes) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
     SharedPipe pipe;
-    pipe.reset(16, 4, 1 + trial % 3);
+    pipe.reset(16, 4, 1 + trial % 3, trial % 2 ? SharedPipe::Order::kSubPartitions : SharedPipe::Order::kRequests);
     uint64_t now = 0;
     for (int k = 0; k < 12; ++k) {
       now += rng() % 4;
