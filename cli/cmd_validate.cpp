@@ -32,12 +32,15 @@ Runner add_validate(CLI::App& app) {
   app.add_option("--blind", o->blind, "blind config (default: h200-blind.yaml beside --hw)");
   app.add_option("--calibration-json", o->calib_json, "include this `gtsim calibrate --json` output in the document");
   app.add_option("--threads", o->threads, "simulation threads (default: all cores)");
-  app.add_option("--families", o->families, "simulate only these families (e.g. gemm_fp32,gemm_tiled); the others are listed as not simulated")
+  app.add_option("--families", o->families,
+                 "simulate only these families (e.g. gemm_fp32,gemm_tiled); the others are listed as not simulated")
       ->delimiter(',');
-  app.add_option("--set", o->sets, "config override PATH=VALUE for the run (repeatable), e.g. sm.shared.latency_cycles=28");
+  app.add_option("--set", o->sets,
+                 "config override PATH=VALUE for the run (repeatable), e.g. sm.shared.latency_cycles=28");
   app.add_flag("--no-blind", o->no_blind, "skip the blind config");
   app.add_flag("--quick", o->quick, "fewer, smaller model runs (tests)");
-  app.add_flag("--sparse", o->sparse, "fewer points of the long GEMM and flash attention sweeps (as the CI accuracy test)");
+  app.add_flag("--sparse", o->sparse,
+               "fewer points of the long GEMM and flash attention sweeps (as the CI accuracy test)");
   app.add_flag("--write-error-bands", o->write_bands,
                "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
                "H100 configs");

@@ -305,10 +305,12 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       // flash attention: host time grows as BH T^2 (T = 2048 at 64 heads: 7 minutes, 4096: 18); the sparse
       // run (the CI accuracy test, the blind config) stops at T = 1536 and 16 heads
       if (p.kernel == "attention" && (p.variant == "flash" || p.variant == "flash_bh")) {
-        const double work = p.num("BH") * p.num("T") * p.num("T"), cap = opt.sparse ? 16.0 * 2048 * 2048 : 64.0 * 2048 * 2048;
+        const double work = p.num("BH") * p.num("T") * p.num("T"),
+                     cap = opt.sparse ? 16.0 * 2048 * 2048 : 64.0 * 2048 * 2048;
         if (work > cap || (opt.sparse && p.num("T") > 1536 && p.variant == "flash"))
-          r.reason = "not simulated (run budget: flash attention beyond " +
-                     std::string(opt.sparse ? "T = 1536, or 16 heads at T = 2048, in a sparse run)" : "64 heads at T = 2048)");
+          r.reason =
+              "not simulated (run budget: flash attention beyond " +
+              std::string(opt.sparse ? "T = 1536, or 16 heads at T = 2048, in a sparse run)" : "64 heads at T = 2048)");
       }
       // naive attention beyond T = 2048: over a minute of host time even scaled down (run budget)
       if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048)

@@ -21,9 +21,9 @@ namespace gtsim::gpu {
 class SharedPipe {
  public:
   struct Request {
-    uint16_t warp = 0;    // warp slot
-    uint8_t sp = 0;       // its sub-partition (MIO queue)
-    uint8_t n_dst = 0;    // registers the result writes (0: a store)
+    uint16_t warp = 0;  // warp slot
+    uint8_t sp = 0;     // its sub-partition (MIO queue)
+    uint8_t n_dst = 0;  // registers the result writes (0: a store)
     uint16_t dst[2] = {0, 0};
     uint32_t wavefronts = 1;
   };
@@ -43,8 +43,6 @@ class SharedPipe {
   uint64_t next_event(bool starts) const;
   // Requests of sub-partition sp whose first wavefront has not been served (its MIO queue).
   uint32_t waiting(uint8_t sp) const { return state_.waiting[sp]; }
-  bool busy() const { return !state_.reqs.empty(); }
-  uint64_t served_through() const { return state_.cyc; }
 
  private:
   struct Waiting {
@@ -54,11 +52,11 @@ class SharedPipe {
   };
   // What serving changes; next_event() serves a copy.
   struct State {
-    std::vector<Waiting> reqs;   // in arrival order
-    std::vector<uint64_t> last;  // per warp slot: cycle its last wavefront was served + 1 (0: never)
+    std::vector<Waiting> reqs;      // in arrival order
+    std::vector<uint64_t> last;     // per warp slot: cycle its last wavefront was served + 1 (0: never)
     std::vector<uint32_t> waiting;  // per sub-partition: requests not yet started
-    std::size_t rr = 0;          // request (kRequests) or sub-partition (kSubPartitions) considered first
-    uint64_t cyc = 0;            // cycles before this are served
+    std::size_t rr = 0;             // request (kRequests) or sub-partition (kSubPartitions) considered first
+    uint64_t cyc = 0;               // cycles before this are served
   };
   // The first cycle >= st.cyc at which q's warp is out of its gap.
   uint64_t eligible(const State& st, const Waiting& q) const;

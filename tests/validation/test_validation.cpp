@@ -653,7 +653,8 @@ TEST(AccuracyHeldOut, MeetsTheTargets) {
   Dataset d = load_dataset(kData);
   ValidationOptions opt;
   opt.blind = false;
-  opt.sparse = true;  // CI's run budget: fewer points of the GEMM and flash attention sweeps (docs/validation.md has all)
+  opt.sparse =
+      true;  // CI's run budget: fewer points of the GEMM and flash attention sweeps (docs/validation.md has all)
   ValidationReport r = validate(kHw, d, kKernels, opt);
   EXPECT_FALSE(r.heldout_families.empty());
   for (const auto& m : r.missed_targets()) ADD_FAILURE() << m;

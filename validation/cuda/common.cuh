@@ -120,7 +120,8 @@ int run_mma(const std::vector<std::string>& args);
 int run_op_latency(const std::vector<std::string>& args);  // op_latency.cu: dependent-issue latency per kind
 int run_mma_shared(const std::vector<std::string>& args);  // mma_shared.cu: tensor cores vs the shared pipe
 int run_lds_burst(const std::vector<std::string>& args);   // lds_burst.cu: a barrier and its shared loads
-int run_lds_steady(const std::vector<std::string>& args);  // lds_burst.cu: a steady load-then-FFMA loop, per-warp stamps
+int run_lds_steady(
+    const std::vector<std::string>& args);  // lds_burst.cu: a steady load-then-FFMA loop, per-warp stamps
 int run_empty(const std::vector<std::string>& args);
 int run_apps(const std::vector<std::string>& args);
 int run_green(const std::vector<std::string>& args);

@@ -41,6 +41,16 @@ __device__ inline int burst_b(int mode, int t, int k, int h) {
   return mode == 0 ? k * 128 + t % 16 * 8 + 4 * h : 8 * k;
 }
 
+// Lane 0's stamps: t0, t1, t2 of repetition r (stamped kernels), or the loop's start and end (kStamp false).
+__device__ inline void stamp_rep(long long* stamps, int reps, int r, int nw, int w, long long t0, long long t1,
+                                 long long t2) {
+  long long* p = stamps + ((size_t(blockIdx.x) * reps + r) * nw + w) * 3;
+  p[0] = t0, p[1] = t1, p[2] = t2;
+}
+__device__ inline void stamp_span(long long* stamps, int nw, int w, long long start, long long end) {
+  stamps[(size_t(blockIdx.x) * nw + w) * 2] = start, stamps[(size_t(blockIdx.x) * nw + w) * 2 + 1] = end;
+}
+
 // kStamp false: only the warps whose bit is set here issue the loads (the others take the barriers)
 __device__ unsigned g_burst_mask = ~0u;
 
@@ -77,14 +87,10 @@ __global__ void __launch_bounds__(1024) lds_burst(float* out, long long* stamps,
       t2 = clk();
       for (int e = 1; e < 4; ++e) s += a0[e] + b0[e] + a1[e] + b1[e];
     }
-    if (kStamp && t % 32 == 0) {
-      long long* p = stamps + ((size_t(blockIdx.x) * reps + r) * nw + w) * 3;
-      p[0] = t0, p[1] = t1, p[2] = t2;
-    }
+    if (kStamp && t % 32 == 0) stamp_rep(stamps, reps, r, nw, w, t0, t1, t2);
   }
   const long long end = clk();
-  if (!kStamp && t % 32 == 0)
-    stamps[(size_t(blockIdx.x) * nw + w) * 2] = start, stamps[(size_t(blockIdx.x) * nw + w) * 2 + 1] = end;
+  if (!kStamp && t % 32 == 0) stamp_span(stamps, nw, w, start, end);
   out[blockIdx.x * blockDim.x + t] = s;
 }
 
@@ -108,6 +114,23 @@ static std::vector<long long> burst_stamps(int grid, int block, size_t ns, Launc
   return h;
 }
 
+static double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// stamp_span's stamps: the median over CTAs of (the warps' latest end - earliest start) / reps
+static double span_period(const std::vector<long long>& h, int grid, int warps, int reps) {
+  std::vector<double> per;
+  for (int c = 0; c < grid; ++c) {
+    long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
+    for (int w = 0; w < warps; ++w)
+      a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
+    per.push_back(double(b - a) / reps);
+  }
+  return median_of(per);
+}
+
 // kStamp false: the median over CTAs of (latest end - earliest start) / reps
 static void burst_period(int mode, int loads, int warps, int reps, unsigned mask = ~0u) {
   const int grid = g.sms, block = warps * 32;
@@ -119,22 +142,15 @@ static void burst_period(int mode, int loads, int warps, int reps, unsigned mask
     if (loads == 4 && mode == 0) lds_burst<0, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
     if (loads == 4 && mode == 1) lds_burst<1, 4, false><<<grid, block, 0, g.stream>>>(out, st, reps);
   });
-  std::vector<double> per;
-  for (int c = 0; c < grid; ++c) {
-    long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
-    for (int w = 0; w < warps; ++w)
-      a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
-    per.push_back(double(b - a) / reps);
-  }
-  std::nth_element(per.begin(), per.begin() + per.size() / 2, per.end());
+  const double period = span_period(h, grid, warps, reps);
   const char* mode_name = loads == 0 ? "barrier" : mode == 0 ? "gemm" : "broadcast";
   Row row = base_row("lds_burst", mode_name);
   row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", -1).set("stamps", 0);
   row.set("mask", uint32_t(mask & ((warps < 32 ? 1u << warps : 0u) - 1u)));
-  row.set("period_cycles", per[per.size() / 2]);
+  row.set("period_cycles", period);
   emit("lds_burst_period", row, nullptr);
   log("lds_burst %s loads=%d warps=%d mask=0x%x, no stamps: period %.1f cycles\n", mode_name, loads, warps, mask,
-      per[per.size() / 2]);
+      period);
 }
 
 static void burst_point(int mode, int loads, int warps, int reps) {
@@ -162,23 +178,19 @@ static void burst_point(int mode, int loads, int warps, int reps) {
       period.push_back(double(next - base));
       burst.push_back(double(end - base));
     }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   const char* mode_name = mode == 0 ? "gemm" : "broadcast";
   for (int w = 0; w < warps; ++w) {
     Row row = base_row("lds_burst", mode_name);
     row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
-    row.set("t0_cycles", median(rel[size_t(w) * 3])).set("t1_cycles", median(rel[size_t(w) * 3 + 1]));
-    row.set("t2_cycles", median(rel[size_t(w) * 3 + 2]));
-    row.set("burst_cycles", median(burst)).set("period_cycles", median(period));
+    row.set("t0_cycles", median_of(rel[size_t(w) * 3])).set("t1_cycles", median_of(rel[size_t(w) * 3 + 1]));
+    row.set("t2_cycles", median_of(rel[size_t(w) * 3 + 2]));
+    row.set("burst_cycles", median_of(burst)).set("period_cycles", median_of(period));
     emit("lds_burst", row, nullptr);
   }
   std::string line;
-  for (int w = 0; w < warps; ++w) line += " " + std::to_string(int(median(rel[size_t(w) * 3 + 2])));
+  for (int w = 0; w < warps; ++w) line += " " + std::to_string(int(median_of(rel[size_t(w) * 3 + 2])));
   log("lds_burst %s loads=%d warps=%d: period %.0f, burst %.0f cycles; per-warp done:%s\n", mode_name, loads, warps,
-      median(period), median(burst), line.c_str());
+      median_of(period), median_of(burst), line.c_str());
 }
 
 int run_lds_burst(const std::vector<std::string>& args) {
@@ -233,14 +245,10 @@ __global__ void __launch_bounds__(512) lds_steady(float* out, long long* stamps,
     const float v = use2(acc[0], acc[63]);
     const long long t2 = clk();
     acc[1] += v * 1e-9f;
-    if (kStamp && t % 32 == 0) {
-      long long* p = stamps + ((size_t(blockIdx.x) * reps + r) * nw + w) * 3;
-      p[0] = t0, p[1] = t1, p[2] = t2;
-    }
+    if (kStamp && t % 32 == 0) stamp_rep(stamps, reps, r, nw, w, t0, t1, t2);
   }
   const long long end = clk();
-  if (!kStamp && t % 32 == 0)
-    stamps[(size_t(blockIdx.x) * nw + w) * 2] = start, stamps[(size_t(blockIdx.x) * nw + w) * 2 + 1] = end;
+  if (!kStamp && t % 32 == 0) stamp_span(stamps, nw, w, start, end);
   float s = 0;
   for (int e = 0; e < 64; ++e) s += acc[e];
   out[blockIdx.x * blockDim.x + t] = s;
@@ -250,25 +258,18 @@ static void steady_point(bool barrier, int warps, int reps) {
   const int grid = g.sms, block = warps * 32;
   // no stamps: the period
   std::vector<long long> h = burst_stamps(grid, block, size_t(grid) * warps * 2, [&](float* out, long long* st) {
-    if (barrier) lds_steady<true, false><<<grid, block, 0, g.stream>>>(out, st, reps);
-    else lds_steady<false, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (barrier)
+      lds_steady<true, false><<<grid, block, 0, g.stream>>>(out, st, reps);
+    else
+      lds_steady<false, false><<<grid, block, 0, g.stream>>>(out, st, reps);
   });
-  std::vector<double> per;
-  for (int c = 0; c < grid; ++c) {
-    long long a = h[size_t(c) * warps * 2], b = h[size_t(c) * warps * 2 + 1];
-    for (int w = 0; w < warps; ++w)
-      a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
-    per.push_back(double(b - a) / reps);
-  }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
-  const double period = median(per);
+  const double period = span_period(h, grid, warps, reps);
   // stamps: per warp, the medians of t1 - t0, t2 - t1 and of t1 less the repetition's earliest t1
   h = burst_stamps(grid, block, size_t(grid) * reps * warps * 3, [&](float* out, long long* st) {
-    if (barrier) lds_steady<true, true><<<grid, block, 0, g.stream>>>(out, st, reps);
-    else lds_steady<false, true><<<grid, block, 0, g.stream>>>(out, st, reps);
+    if (barrier)
+      lds_steady<true, true><<<grid, block, 0, g.stream>>>(out, st, reps);
+    else
+      lds_steady<false, true><<<grid, block, 0, g.stream>>>(out, st, reps);
   });
   std::vector<std::vector<double>> wait(warps), math(warps), phase(warps);
   std::vector<double> spread, sper;
@@ -291,14 +292,14 @@ static void steady_point(bool barrier, int warps, int reps) {
   for (int w = 0; w < warps; ++w) {
     Row row = base_row("lds_steady", name);
     row.set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
-    row.set("period_cycles", period).set("stamped_period_cycles", median(sper));
-    row.set("wait_cycles", median(wait[w])).set("math_cycles", median(math[w]));
-    row.set("t1_phase_cycles", median(phase[w])).set("t1_spread_cycles", median(spread));
+    row.set("period_cycles", period).set("stamped_period_cycles", median_of(sper));
+    row.set("wait_cycles", median_of(wait[w])).set("math_cycles", median_of(math[w]));
+    row.set("t1_phase_cycles", median_of(phase[w])).set("t1_spread_cycles", median_of(spread));
     emit("lds_steady", row, nullptr);
-    line += " " + std::to_string(int(median(wait[w]))) + "/" + std::to_string(int(median(phase[w])));
+    line += " " + std::to_string(int(median_of(wait[w]))) + "/" + std::to_string(int(median_of(phase[w])));
   }
   log("lds_steady %s warps=%d: period %.1f (stamped %.1f), t1 spread %.0f; per warp wait/phase:%s\n", name, warps,
-      period, median(sper), median(spread), line.c_str());
+      period, median_of(sper), median_of(spread), line.c_str());
 }
 
 int run_lds_steady(const std::vector<std::string>& args) {

@@ -4,8 +4,8 @@
 //       stream_rw store_tile
 //   strided_copy
 //       pointer_chase divergence bank_conflicts fixed_work ffma_outer tile_loop l2_read mma mma_shared lds_burst empty
-//       op_latency lds_steady micro (all of these but ffma_outer, tile_loop, l2_read, mma_shared, lds_burst, lds_steady and op_latency) apps
-//       ncu_set (one launch of each representative, for Nsight Compute)
+//       op_latency lds_steady micro (all of these but ffma_outer, tile_loop, l2_read, mma_shared, lds_burst, lds_steady
+//       and op_latency) apps ncu_set (one launch of each representative, for Nsight Compute)
 // Rows are appended to DIR/<kernel>.csv and DIR/manifest.csv; see docs/measurements.md.
 #include <ctime>
 #include <string>
@@ -129,8 +129,8 @@ int main(int argc, char** argv) {
     rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_strided_copy(args) |
           run_pointer_chase(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
-          run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) | run_lds_burst(args) | run_lds_steady(args) |
-          run_empty(args) | run_apps(args);
+          run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) | run_lds_burst(args) |
+          run_lds_steady(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
