@@ -287,7 +287,10 @@ void Sm::issue(uint16_t wi, uint64_t c) {
     // datapath, 64 multiply-adds per SM per clock as on Ampere [NCU-pipes, CUDA-tput]
     Pipe unit = p == Pipe::kInt && in.int_mad && specs_.sm.int_on_fma && sp.pipe_free[int(p)] > c ? Pipe::kFp32 : p;
     uint32_t ii = ii_[int(p)];
-    sp.pipe_free[int(unit)] = c + ii;
+    if (w.gate == Gate::kShared && specs_.sm.shared.mio_issue_per_warp)
+      w.hold_until = c + ii;  // the warp's stall count; the sub-partition's LSU stays open
+    else
+      sp.pipe_free[int(unit)] = c + ii;
     *ctr_[kPipeBusyBase + int(unit)] += ii;
   }
   w.ready_from = c + 1;

@@ -95,6 +95,8 @@ SharedSpecs SharedSpecs::parse(const ConfigNode& node) {
   }
   if (node.has("warp_cycles_per_wavefront"))  // round_robin's; fifo serves a request back to back
     s.warp_cycles_per_wavefront = node.param<uint32_t>("warp_cycles_per_wavefront").range(1, 16).get();
+  if (node.has("mio_issue"))
+    s.mio_issue_per_warp = node.param<std::string>("mio_issue").one_of({"sub_partition", "warp"}).get() == "warp";
   const ConfigNode& co = node.at("carveouts_kb");
   if (!co.is_seq() || co.size() == 0) co.fail("expected a non-empty list of shared-memory carve-outs in KB");
   for (size_t i = 0; i < co.size(); ++i) {

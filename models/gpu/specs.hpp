@@ -53,6 +53,12 @@ struct SharedSpecs {
   // per `warp_cycles_per_wavefront` cycles (not in fifo).
   uint8_t arbitration = 0;
   uint32_t warp_cycles_per_wavefront = 1;
+  // Who waits out a shared instruction's LSU initiation interval at issue (sm.shared.mio_issue):
+  // false `sub_partition` (the default) the sub-partition's LSU, so no other warp of it issues a
+  // memory instruction meanwhile; true `warp` only the issuing warp (the SASS stall count ptxas puts
+  // on back-to-back LDS.128, 4 cycles), while the sub-partition's other warps may issue theirs into
+  // the MIO queue.
+  bool mio_issue_per_warp = false;
   std::vector<uint32_t> carveouts_kb;   // ascending: the shared-memory sizes the driver can choose
   uint32_t max_per_cta_bytes = 0;       // largest shared allocation one CTA may request (opt-in)
   uint32_t reserved_per_cta_bytes = 0;  // per-CTA system reservation (1 KB on Ampere and Hopper)
