@@ -43,6 +43,8 @@ class SharedPipe {
   uint64_t next_event(bool starts) const;
   // Requests of sub-partition sp whose first wavefront has not been served (its MIO queue).
   uint32_t waiting(uint8_t sp) const { return state_.waiting[sp]; }
+  // Nothing waits or is being served (sm.shared.mio_queue_depth 0 issues only then).
+  bool idle() const { return state_.reqs.empty(); }
 
  private:
   struct Waiting {

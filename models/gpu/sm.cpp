@@ -210,7 +210,8 @@ uint64_t Sm::earliest_issue(const Warp& w, const SubPartition& sp) const {
     const uint32_t depth = specs_.sm.shared.mio_queue_depth;
     const std::deque<uint64_t>& q = sp.mio_starts;
     if ((specs_.sm.shared.arbitration != 0)) {
-      if (depth > 0 && shared_pipe_.waiting(w.sp) >= depth) e = kNever;  // woken when one starts
+      // woken when one starts (depth 0: when the pipe has served everything)
+      if (depth == 0 ? !shared_pipe_.idle() : shared_pipe_.waiting(w.sp) >= depth) e = kNever;
     } else if (depth == 0)
       e = std::max(e, shared_free_);
     else if (q.size() >= depth)

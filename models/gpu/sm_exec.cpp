@@ -141,7 +141,10 @@ void Sm::queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result)
   }
   shared_pipe_.enqueue(r, c);
   const uint32_t depth = specs_.sm.shared.mio_queue_depth;
-  if (depth > 0 && shared_pipe_.waiting(w.sp) >= depth) mio_blocked_ |= 1u << w.sp;
+  if (depth == 0)  // no queue: every sub-partition waits until the pipe has served everything
+    mio_blocked_ = (1u << sps_.size()) - 1;
+  else if (shared_pipe_.waiting(w.sp) >= depth)
+    mio_blocked_ |= 1u << w.sp;
   schedule_shared_pipe();
 }
 
@@ -162,7 +165,7 @@ void Sm::advance_shared_pipe(uint64_t until) {
   });
   const uint32_t depth = specs_.sm.shared.mio_queue_depth;
   for (uint32_t s = 0; mio_blocked_ != 0 && s < sps_.size(); ++s)
-    if ((mio_blocked_ >> s & 1u) && shared_pipe_.waiting(uint8_t(s)) < depth) {
+    if ((mio_blocked_ >> s & 1u) && (depth == 0 ? shared_pipe_.idle() : shared_pipe_.waiting(uint8_t(s)) < depth)) {
       mio_blocked_ &= ~(1u << s);
       wake(s, until > 0 ? until - 1 : 0);
     }

@@ -31,6 +31,8 @@ NocSpecs NocSpecs::parse(const ConfigNode& n) {
   s.bytes_per_cycle_per_sm = n.param<double>("bytes_per_cycle_per_sm").positive().get();
   s.latency_cycles = n.param<uint32_t>("latency_cycles").range(0, 10000).get();
   s.header_bytes = n.param<uint32_t>("header_bytes").range(0, 1024).or_default(32);
+  if (n.has("store_bytes_per_cycle_per_sm"))
+    s.store_bytes_per_cycle_per_sm = n.param<double>("store_bytes_per_cycle_per_sm").positive().get();
   s.sms_per_group = n.param<uint32_t>("sms_per_group").range(0, 4096).or_default(0);
   if (s.sms_per_group > 0) s.bytes_per_cycle_per_group = n.param<double>("bytes_per_cycle_per_group").positive().get();
   return s;

@@ -26,6 +26,9 @@ struct NocSpecs {
   double bytes_per_cycle_per_sm = 64;  // per SM port, each direction, SM cycles
   uint32_t latency_cycles = 40;        // one-way traversal
   uint32_t header_bytes = 32;          // a load / atomic request without data
+  // Bytes of store data (the bytes the lanes write, not whole sectors) one SM sends per SM cycle, on
+  // top of its port's rate; 0: only the port's rate.
+  double store_bytes_per_cycle_per_sm = 0;
   // SM groups: every sms_per_group SMs in order (the model places CTA i on SM i of an idle machine)
   // share one link for their L2 -> SM data, of bytes_per_cycle_per_group (SM cycles). On the H200 the
   // 8 SMs that a cluster of 8 CTAs is placed on (4 TPCs) share one. 0: each SM's own port only.

@@ -48,9 +48,11 @@ void MemorySystemImpl::set_sm_clock(double mhz) {
   far_extra_ = sm.ticks(uint64_t(specs_.l2.far_extra_cycles));
   tag_cost_ = sm.ticks(1.0 / specs_.l1.requests_per_cycle);
   double noc_rate = specs_.noc.bytes_per_cycle_per_sm * mhz / 1000.0;  // bytes per ns
+  const double store_rate = specs_.noc.store_bytes_per_cycle_per_sm * mhz / 1000.0;
   for (SmPort& p : ports_) {
     p.noc_up.set_rate(noc_rate);
     p.noc_down.set_rate(noc_rate);
+    if (store_rate > 0) p.store_out.set_rate(store_rate);
   }
   const uint32_t per = specs_.noc.sms_per_group;
   group_down_.resize(per > 0 ? (ports_.size() + per - 1) / per : 0);
@@ -142,6 +144,7 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
     q.fetch = lr.sector_mask;
     q.sm = uint16_t(sm);
     q.kind = kind;
+    q.bytes = lr.bytes;
     // The L1 tag pipe takes one request per cycle (or its data at bytes_per_cycle, if slower).
     // The lookup is resolved here, in issue order; its timing is carried by `not_before` and the
     // crossbar reservation, so an L1 hit costs no event of its own.
@@ -309,7 +312,10 @@ void MemorySystemImpl::send_up(uint32_t r, Tick now, uint32_t bytes) {
   SmPort& p = ports_[q.sm];
   q.slice = slice_of(q.line);
   c_.noc_up_bytes += bytes;
-  Tick t = p.noc_up.reserve(now, bytes) + noc_lat_;
+  Tick t = p.noc_up.reserve(now, bytes);
+  if (q.kind == ReqKind::kStore && specs_.noc.store_bytes_per_cycle_per_sm > 0)
+    t = std::max(t, p.store_out.reserve(now, q.bytes));
+  t += noc_lat_;
   if (slices_[q.slice].partition != p.partition) {
     // A store (or atomic) to a far line updates the near partition's copy first; a load is served by
     // the near copy once it is there (not modelled: loads cost their home slice only).

@@ -33,6 +33,7 @@ struct MemRequest {
   uint32_t fetch = 0;    // sectors this request carries to / from L2
   uint32_t mshr = kNil;  // L1 MSHR whose fill this request carries
   uint32_t slice = 0;
+  uint32_t bytes = 0;   // bytes the lanes touch in the line (a store's data)
   Tick not_before = 0;  // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
   ReqKind kind = ReqKind::kLoad;
@@ -59,6 +60,7 @@ struct SmPort {
   SectorTags l1;
   Tick tag_free = 0;  // L1 tag pipe next-free tick
   BandwidthServer noc_up, noc_down;
+  BandwidthServer store_out;  // its stores' data (noc.store_bytes_per_cycle_per_sm)
   std::vector<L1Mshr> mshrs;
   std::vector<uint32_t> free_mshrs;
   uint32_t blocked_head = kNil, blocked_tail = kNil;

@@ -1,6 +1,7 @@
 // The shared pipe's arbitration (sm.shared.arbitration): in issue order (fifo), one wavefront a cycle
 // round-robin over the waiting requests (round_robin) or over the sub-partitions' queues
-// (sub_partition), one warp's wavefronts at most one per sm.shared.warp_cycles_per_wavefront cycles.
+// (sub_partition), one warp's wavefronts at most one per sm.shared.warp_cycles_per_wavefront cycles;
+// a shared instruction's LSU interval held by its sub-partition or by its warp (sm.shared.mio_issue).
 // validation/data/h200/experiments/b29_lds_burst and b33_lds_steady have the H200's side.
 #include <gtest/gtest.h>
 
@@ -129,6 +130,44 @@ TEST(SharedPipe, RoundRobinBurstAfterABarrierReturnsEveryWarpsLoadsLate) {
   EXPECT_GT(robin.cycles, fifo.cycles);
   // deterministic: the same run twice gives the same cycles
   EXPECT_EQ(testing::run_one("h200-sxm", *p, rr).cycles, robin.cycles);
+}
+
+// sm.shared.mio_issue: a shared instruction's LSU interval (4 cycles for 32 lanes on 8 LSU lanes)
+// holds the sub-partition's LSU (sub_partition) or only the issuing warp, as the stall count ptxas
+// puts on back-to-back LDS.128 does (warp; b33's SASS). One warp alone times the same either way; with
+// several warps per sub-partition their loads enter the MIO queue interleaved, so the burst starts
+// sooner.
+TEST(SharedPipe, PerWarpIssueHoldsOnlyTheIssuingWarp) {
+  const char* kernel = R"(kernel loads(W = 8) {
+  grid 1
+  block W * 32
+  buffer out : f32[W * 32]
+  shared S : f32[1024]
+  reg a[4]
+  reg s[1]
+  if (warp % 4 == 0) {
+    loop r in 0 .. 4 unroll 4 {
+      a[r] = ld.shared S[r * 4]
+    }
+  }
+  s[0] = fadd a[0], a[3]
+  st.global out[tid.x], s[0]
+})";
+  for (const char* arb : {"fifo", "sub_partition"}) {
+    const std::string a = std::string("sm.shared.arbitration=") + arb;
+    auto one = testing::inline_kernel(kernel, {{"W", 1}});
+    auto eight = testing::inline_kernel(kernel, {{"W", 8}});
+    KernelResult one_sp = testing::run_one("h200-sxm", *one, {a, "sm.shared.mio_issue=sub_partition"});
+    KernelResult one_w = testing::run_one("h200-sxm", *one, {a, "sm.shared.mio_issue=warp"});
+    EXPECT_EQ(one_sp.cycles, one_w.cycles) << arb << ": one warp holds itself either way";
+    KernelResult eight_sp = testing::run_one("h200-sxm", *eight, {a, "sm.shared.mio_issue=sub_partition"});
+    KernelResult eight_w = testing::run_one("h200-sxm", *eight, {a, "sm.shared.mio_issue=warp"});
+    // the warps of sub-partition 0 load (0 and 4), one wavefront each: sub_partition issues their 8
+    // loads 4 cycles apart (32 cycles); warp each warp's 4 loads 4 cycles apart, interleaved (about 16)
+    EXPECT_LT(eight_w.cycles + 8, eight_sp.cycles) << arb;
+    EXPECT_EQ(eight_w.metrics.at("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"),
+              eight_sp.metrics.at("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"));
+  }
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ int run_apps(const std::vector<std::string>& args) {
   // gemm_persistent, elementwise, softmax, attention, naive_parts
   auto want = [&](const char* k) { return only.empty() || only.find(k) != std::string::npos; };
   // --attn_t=LIST: the attention sequence lengths (BH = 64; default 1024,2048,4096); --fp32_k=LIST: a
-  // k_sweep of gemm_fp32 at M = N = 1024 over these K (default none)
+  // k_sweep of gemm_fp32 at M = N = 1024 over these K (default none; --only=none runs it alone)
   auto ints = [&](const char* key, const char* def) {
     std::vector<int> v;
     std::string s = arg(args, key, def);
@@ -176,6 +176,9 @@ int run_apps(const std::vector<std::string>& args) {
     gemm_fp32_point(2047, 2047, 2047, "square_vec1");  // VEC = 1: scalar loads
   }
   for (int K : fp32_k) gemm_fp32_point(1024, 1024, K, "k_sweep");  // 64 CTAs, K / 8 tiles each
+  // --fp32_nostore=1: the same K sweep with an epilogue that stores nothing (VEC 4; experiment b34)
+  if (arg_i(args, "fp32_nostore", 0) != 0)
+    for (int K : fp32_k) gemm_fp32_point(1024, 1024, K, "k_sweep_nostore", false);
   if (gemm_all || want("gemm_persistent")) {
     gemm_persistent_point(4096, 4096, 4096, "square");
     for (int N = 1536; N <= 2304; N += 128) gemm_persistent_point(2304, N, 4096, "n_sweep");

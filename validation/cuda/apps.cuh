@@ -102,7 +102,7 @@ void launch_softmax_bf16(const float* S, bf16* P, int rows, int T, float scale);
 
 // ---------------------------------------------------------------- the points (one file each)
 void gemm_point(int M, int N, int K, const char* sweep);             // gemm.cu
-void gemm_fp32_point(int M, int N, int K, const char* sweep);        // gemm_fp32.cu
+void gemm_fp32_point(int M, int N, int K, const char* sweep, bool store = true);        // gemm_fp32.cu
 void gemm_persistent_point(int M, int N, int K, const char* sweep);  // gemm_persistent.cu
 void elementwise_points(size_t n);                                   // elementwise.cu
 void softmax_point(int rows, int T);                                 // softmax.cu

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -98,6 +98,21 @@ fi
 if [ "$WHAT" = burst ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_loop; pack
+fi
+# `fp32k`: gemm_fp32 at M = N = 1024 over K = 8 ... 1024 (graph-timed), with its C stores and without
+# (gemm_fp32_nostore: the same loop, an epilogue that stores nothing), then K = 8 and 128 of each under
+# Nsight Compute (6th launch, L2 carried over: the cycles, the stores' sectors, the issue stalls)
+if [ "$WHAT" = fp32k ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=none --fp32_k=8,16,32,64,128,256,1024 --fp32_nostore=1; pack
+  for k in 8 128; do
+    for kn in gemm_fp32 gemm_fp32_nostore; do
+      run timeout 100 ncu --clock-control none --cache-control none --kernel-name "regex:^(twins::)?$kn\$" \
+        --launch-skip 5 --launch-count 1 --section WarpStateStats --section SchedulerStats --metrics $PM,sm__cycles_active.avg,sm__cycles_active.max \
+        --csv --page raw --log-file "$D/ncu_${kn}_k$k.csv" $T --out=/tmp --batch=ncu apps --only=none --fp32_k=$k \
+        --fp32_nostore=1 > "$D/ncu_${kn}_k$k.csv.err" 2>&1
+      tail -c 200 "$D/ncu_${kn}_k$k.csv.err"; wc -l "$D/ncu_${kn}_k$k.csv"; pack
+    done
+  done
 fi
 # `fp32`: gemm_fp32 at 1024^3 (the held-out point) as its timing runs it, the 6th launch (inputs in the
 # L2 from the launches before: cache control none) and after a flush (all): the stall, scheduler,
