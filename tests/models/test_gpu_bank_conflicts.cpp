@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu_test_util.hpp"
 #include "kernels_ir/trace.hpp"
@@ -138,13 +141,26 @@ TEST(SharedBanks, QueuedSharedLoadsLetTheWarpIssueIndependentWork) {
       " loop i in 0 .. 4 unroll 4 {\n  a[i] = ld.shared s[lane * 32 + i]\n }\n"
       " loop j in 0 .. 32 unroll 32 {\n  loop k in 0 .. 8 unroll 8 {\n   f[k] = ffma f[k], f[k], f[k]\n  }\n }\n"
       " o = fadd a[0], a[3]\n}\n");
-  KernelResult none = testing::run_one("h200-sxm", *p, {"sm.shared.mio_queue_depth=0"});
-  KernelResult queued = testing::run_one("h200-sxm", *p, {"sm.shared.mio_queue_depth=4"});
-  EXPECT_EQ(none.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], 128);
-  EXPECT_EQ(queued.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], 128);
-  // The three waits at the pipe (3 x 32 cycles, less the LSU's 3 x 4) overlap the FFMAs once queued.
-  EXPECT_GT(double(none.cycles) - double(queued.cycles), 0.75 * 96) << none.cycles << " vs " << queued.cycles;
-  EXPECT_LT(double(none.cycles) - double(queued.cycles), 1.1 * 96) << none.cycles << " vs " << queued.cycles;
+  // in issue order (one wavefront a cycle) and as the H200's config serves them (sub_partition, one
+  // warp's wavefronts two cycles apart: each load's 32 wavefronts take 64 cycles)
+  for (auto [order, gap] : {std::pair<const char*, int>{"fifo", 1}, {"sub_partition", 2}}) {
+    const std::vector<std::string> sets = {std::string("sm.shared.arbitration=") + order,
+                                           "sm.shared.warp_cycles_per_wavefront=" + std::to_string(gap)};
+    auto with = [&](const char* depth) {
+      auto s = sets;
+      s.push_back(std::string("sm.shared.mio_queue_depth=") + depth);
+      return testing::run_one("h200-sxm", *p, s);
+    };
+    KernelResult none = with("0"), queued = with("4");
+    EXPECT_EQ(none.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], 128);
+    EXPECT_EQ(queued.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"], 128);
+    // The three waits at the pipe (3 x 32 x gap cycles, less the LSU's 3 x 4) overlap the FFMAs once queued.
+    const double waits = 3.0 * 32 * gap;
+    EXPECT_GT(double(none.cycles) - double(queued.cycles), 0.75 * waits)
+        << order << ": " << none.cycles << " vs " << queued.cycles;
+    EXPECT_LT(double(none.cycles) - double(queued.cycles), 1.1 * waits)
+        << order << ": " << none.cycles << " vs " << queued.cycles;
+  }
 }
 
 }  // namespace

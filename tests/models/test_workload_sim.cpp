@@ -39,7 +39,9 @@ TEST(WorkloadSim, RecomputeSigmoidChainMovesFiveTensorsAgainstEightStored_Slow) 
   auto stored = run("kernels_ir/workloads/recompute_sigmoid.yaml", {{"n", 1 << 26}}, true, false);
   auto recomputed = run("kernels_ir/workloads/recompute_sigmoid.yaml", {{"n", 1 << 26}}, true, true);
   const double tensor = double(uint64_t(1) << 26) * 4;
-  EXPECT_NEAR(double(stored.dram_bytes) / tensor, 8.0, 0.4) << stored.text;
+  // 8 tensors within 7.5%: when the L2 writes its dirty lines back moves with the SMs' store rate
+  // (noc.store_bytes_per_cycle_per_sm), and with it how much of a tensor is still there to be read
+  EXPECT_NEAR(double(stored.dram_bytes) / tensor, 8.0, 0.6) << stored.text;
   EXPECT_NEAR(double(recomputed.dram_bytes) / tensor, 5.0, 0.25) << recomputed.text;
   EXPECT_LT(recomputed.total_us, stored.total_us);
 }

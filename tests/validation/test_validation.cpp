@@ -511,8 +511,8 @@ TEST(Validation, SharedPipeTimesTheSteadyAndTheBarrierLoadLoopAsMeasured) {
       return double(r.result.cycles);
     };
     const double model = (run(32) - run(16)) / 16;
-    EXPECT_NEAR(model / period, 1.0, 0.12) << key.first << " " << key.second << " warps: model " << model
-                                           << ", H200 " << period << " cycles a repetition";
+    EXPECT_NEAR(model / period, 1.0, 0.12)
+        << key.first << " " << key.second << " warps: model " << model << ", H200 " << period << " cycles a repetition";
   }
 }
 
