@@ -33,6 +33,7 @@ NocSpecs NocSpecs::parse(const ConfigNode& n) {
   s.header_bytes = n.param<uint32_t>("header_bytes").range(0, 1024).or_default(32);
   if (n.has("store_bytes_per_cycle_per_sm"))
     s.store_bytes_per_cycle_per_sm = n.param<double>("store_bytes_per_cycle_per_sm").positive().get();
+  s.store_mask_bytes = n.param<uint32_t>("store_mask_bytes").range(0, 1024).or_default(0);
   s.sms_per_group = n.param<uint32_t>("sms_per_group").range(0, 4096).or_default(0);
   if (s.sms_per_group > 0) s.bytes_per_cycle_per_group = n.param<double>("bytes_per_cycle_per_group").positive().get();
   return s;
@@ -51,6 +52,8 @@ L2Specs L2Specs::parse(const ConfigNode& n) {
   s.bytes_per_cycle_per_slice = n.param<double>("bytes_per_cycle_per_slice").positive().get();
   s.requests_per_cycle_per_slice = n.param<double>("requests_per_cycle_per_slice").range(0, 64).or_default(0);
   s.near_partition_lookup = n.param<bool>("near_partition_lookup").or_default(false);
+  if (n.has("write_bytes_per_cycle_per_slice"))
+    s.write_bytes_per_cycle_per_slice = n.param<double>("write_bytes_per_cycle_per_slice").positive().get();
   if (s.slices % s.partitions != 0)
     n.at("slices").fail("expected a multiple of l2.partitions (" + std::to_string(s.partitions) + ")");
   uint64_t lines_per_way = s.size_bytes / s.line_bytes / s.assoc;

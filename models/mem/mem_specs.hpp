@@ -26,9 +26,11 @@ struct NocSpecs {
   double bytes_per_cycle_per_sm = 64;  // per SM port, each direction, SM cycles
   uint32_t latency_cycles = 40;        // one-way traversal
   uint32_t header_bytes = 32;          // a load / atomic request without data
-  // Bytes of store data (the bytes the lanes write, not whole sectors) one SM sends per SM cycle, on
-  // top of its port's rate; 0: only the port's rate.
+  // A store's line request is sent as its sectors' data (32 bytes each, whole or not) plus, when one
+  // of them is written only in part, its byte mask (store_mask_bytes): its wire bytes. An SM sends
+  // store_bytes_per_cycle_per_sm wire bytes per SM cycle on top of its port's rate; 0: only the port's.
   double store_bytes_per_cycle_per_sm = 0;
+  uint32_t store_mask_bytes = 0;
   // SM groups: every sms_per_group SMs in order (the model places CTA i on SM i of an idle machine)
   // share one link for their L2 -> SM data, of bytes_per_cycle_per_group (SM cycles). On the H200 the
   // 8 SMs that a cluster of 8 CTAs is placed on (4 TPCs) share one. 0: each SM's own port only.
@@ -53,6 +55,9 @@ struct L2Specs {
   // A store or atomic to a line homed in the far partition is handled by a slice of the SM's own
   // partition first (it localizes and caches far data), at the same cost, then by the home slice.
   bool near_partition_lookup = false;
+  // A store costs its slice its wire bytes (NocSpecs) at this rate; 0: its sectors at
+  // bytes_per_cycle_per_slice, as a load's.
+  double write_bytes_per_cycle_per_slice = 0;
   static L2Specs parse(const ConfigNode& n);
 };
 

@@ -206,7 +206,7 @@ void MemorySystemImpl::l1_lookup(uint32_t r, Tick now) {  // now: the lookup's t
       if (p.l1.sets()) {
         if (TagLine* l = p.l1.find(q.line % p.l1.sets(), q.line)) l->valid &= ~q.mask;
       }
-      send_up(r, now, uint32_t(std::popcount(q.mask)) << sector_shift_);
+      send_up(r, now, store_wire_bytes(q));
       break;
     }
     case ReqKind::kLoad:
@@ -314,7 +314,7 @@ void MemorySystemImpl::send_up(uint32_t r, Tick now, uint32_t bytes) {
   c_.noc_up_bytes += bytes;
   Tick t = p.noc_up.reserve(now, bytes);
   if (q.kind == ReqKind::kStore && specs_.noc.store_bytes_per_cycle_per_sm > 0)
-    t = std::max(t, p.store_out.reserve(now, q.bytes));
+    t = std::max(t, p.store_out.reserve(now, store_wire_bytes(q)));
   t += noc_lat_;
   if (slices_[q.slice].partition != p.partition) {
     // A store (or atomic) to a far line updates the near partition's copy first; a load is served by

@@ -60,7 +60,7 @@ struct SmPort {
   SectorTags l1;
   Tick tag_free = 0;  // L1 tag pipe next-free tick
   BandwidthServer noc_up, noc_down;
-  BandwidthServer store_out;  // its stores' data (noc.store_bytes_per_cycle_per_sm)
+  BandwidthServer store_out;  // its stores' wire bytes (noc.store_bytes_per_cycle_per_sm)
   std::vector<L1Mshr> mshrs;
   std::vector<uint32_t> free_mshrs;
   uint32_t blocked_head = kNil, blocked_tail = kNil;
@@ -100,6 +100,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   const MemSpecs& specs() const { return specs_; }
   uint32_t slice_of(uint64_t line) const;                // address hash (multiplicative)
   uint64_t slice_cost_bytes(const MemRequest& q) const;  // what a request costs a slice, in bytes of its rate
+  uint32_t store_wire_bytes(const MemRequest& q) const;  // a store's sectors' data plus its byte mask if partial
   uint64_t l1_sets() const { return ports_.empty() ? 0 : ports_[0].l1.sets(); }
   const L2Slice& slice(uint32_t i) const { return slices_[i]; }
   uint32_t requests_in_flight() const { return uint32_t(reqs_.size() - free_reqs_.size()); }

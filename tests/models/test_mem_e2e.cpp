@@ -182,9 +182,10 @@ TEST(L2WritePolicy, ResidentBuffersHitInTheL2AndTheirDirtyLinesAreWrittenBackWhe
     gpu::GpuModel m(*cfg);
     return gpu::run_after_history(m, *k, *p, {s}, gpu::config_l2_bytes(*cfg));
   };
-  // the store path's rate lifted (noc.store_bytes_per_cycle_per_sm): at the H200's 18 B per SM cycle
-  // this copy's 4 MiB of stores bound it whatever the L2 holds, and the reads are what is compared
-  const std::vector<std::string> fast_stores = {"noc.store_bytes_per_cycle_per_sm=1000"};
+  // the store path's rates lifted (noc.store_bytes_per_cycle_per_sm, l2.write_bytes_per_cycle_per_slice):
+  // at the H200's this copy's 4 MiB of stores bound it whatever the L2 holds; the reads are compared
+  const std::vector<std::string> fast_stores = {"noc.store_bytes_per_cycle_per_sm=1000",
+                                                "l2.write_bytes_per_cycle_per_slice=1000"};
   auto resident = run(fast_stores, gpu::L2Start::kResident), hot = run(fast_stores, gpu::L2Start::kHot);
   auto empty = run(fast_stores, gpu::L2Start::kEmpty);
   EXPECT_EQ(resident.earlier, 0u);
@@ -206,20 +207,48 @@ TEST(L2WritePolicy, ResidentBuffersHitInTheL2AndTheirDirtyLinesAreWrittenBackWhe
 namespace gtsim::mem {
 namespace {
 
-// noc.store_bytes_per_cycle_per_sm: the store data an SM sends per cycle, counted in the bytes its
-// lanes write. store_tile's whole-line stores at one head (256 CTAs, two per SM, 64 KiB each, the L2
-// taking them all) leave every SM at about that rate when it is set, and several times faster through
-// the port alone; the H200 (b6, BH 1) leaves 16 B per SM cycle.
-TEST(StorePath, AnSmsStoresLeaveAtItsStoreDataRate) {
-  auto cycles = [](const std::vector<std::string>& sets) {
-    return double(run_once("h200-sxm.yaml", sets, "store_tile", {{"variant", 1}, {"BH", 1}, {"T", 2048}}).cycles);
+// The store path (experiment b35's store_rate kernel: CTAs of 8 warps, one per SM, each rewriting its
+// own 128 KiB of L2-resident lines with 16-byte stores): a store's line request is sent as its
+// sectors' data plus, when a sector is written only in part, its byte mask (noc.store_mask_bytes);
+// an SM sends noc.store_bytes_per_cycle_per_sm of these wire bytes a cycle, and a slice takes them at
+// l2.write_bytes_per_cycle_per_slice. Figures are the bytes stored per cycle per SM, from the cycles
+// per pass (the slope between 2 and 4 passes).
+double stored_bytes_per_sm_cycle(const std::vector<std::string>& sets, int64_t pattern, int64_t ctas) {
+  auto cycles = [&](int64_t passes) {
+    auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"), sets);
+    gpu::GpuModel m(*cfg);
+    auto k = ir::parse_kernel_file(src("validation/data/h200/experiments/b35_store_rate/store_rate.kir"));
+    auto p = ir::Program::build(*k, {{"pattern", pattern}, {"ctas", ctas}, {"passes", passes}});
+    return double(m.run(*p).cycles);
   };
-  const double per_sm = 256.0 * 128 * 128 * 4 / 132;  // bytes each SM stores (ctas spread over 132 SMs)
-  const double capped = cycles({"noc.store_bytes_per_cycle_per_sm=18"});
-  EXPECT_NEAR(per_sm / capped, 18.0, 18.0 * 0.15) << capped << " cycles";
-  const double halved = cycles({"noc.store_bytes_per_cycle_per_sm=9"});
-  EXPECT_NEAR(halved / capped, 2.0, 0.2);
-  EXPECT_GT(per_sm / cycles({"noc.store_bytes_per_cycle_per_sm=1000"}), 2 * 18.0);
+  return 128.0 * 1024 / ((cycles(4) - cycles(2)) / 2);
+}
+
+TEST(StorePath, AnSmSendsWholeSectorsAtItsStoreRate) {
+  const double at32 = stored_bytes_per_sm_cycle({"noc.store_bytes_per_cycle_per_sm=32"}, 0, 1);
+  EXPECT_NEAR(at32, 32.0, 32.0 * 0.08);
+  const double at16 = stored_bytes_per_sm_cycle({"noc.store_bytes_per_cycle_per_sm=16"}, 0, 1);
+  EXPECT_NEAR(at32 / at16, 2.0, 0.15);
+}
+
+// gemm_fp32's epilogue writes each sector in two 16-byte halves: each request sends 4 sectors of
+// wire data for 64 bytes, and with a 32-byte mask 5: 12.8 bytes stored per cycle at 32 wire bytes.
+TEST(StorePath, APartiallyWrittenSectorSendsItsByteMaskToo) {
+  const double masked = stored_bytes_per_sm_cycle({"noc.store_mask_bytes=32"}, 1, 1);
+  EXPECT_NEAR(masked, 32.0 * 64 / 160, 12.8 * 0.08);
+  const double unmasked = stored_bytes_per_sm_cycle({"noc.store_mask_bytes=0"}, 1, 1);
+  EXPECT_NEAR(unmasked / masked, 160.0 / 128, 0.08);
+  // whole sectors of half lines send no mask: as fast as whole lines
+  EXPECT_NEAR(stored_bytes_per_sm_cycle({}, 2, 1) / stored_bytes_per_sm_cycle({}, 0, 1), 1.0, 0.08);
+}
+
+// 132 SMs storing together are held by the slices' write rate (80 slices), not by their own paths.
+TEST(StorePath, ManySmsStoringAreHeldByTheL2sWriteRate) {
+  const double l2 = 80 * 28.6 / 132;  // bytes per SM cycle at the slices' write rate
+  const double shared = stored_bytes_per_sm_cycle({"l2.write_bytes_per_cycle_per_slice=28.6"}, 0, 132);
+  EXPECT_NEAR(shared, l2, l2 * 0.1);
+  const double doubled = stored_bytes_per_sm_cycle({"l2.write_bytes_per_cycle_per_slice=57.2"}, 0, 132);
+  EXPECT_GT(doubled, 1.5 * shared);  // then up to the SMs' own 32
 }
 
 }  // namespace

@@ -516,6 +516,46 @@ TEST(Validation, SharedPipeTimesTheSteadyAndTheBarrierLoadLoopAsMeasured) {
   }
 }
 
+// Experiment b35 (store_rate): whole sectors leave an SM at 32 bytes a cycle, half-written ones at
+// 12.8 (their byte masks), on 1 and 66 SMs alike; 132 SMs are held by the L2's write rate. The model's
+// bytes per SM cycle (the slope between 2 and 4 passes) against the H200's, CTAs of 8 warps: on 1 and
+// 66 SMs the median CTA's (clock64: an SM's own rate; at 66 the slowest CTA takes 1.2x as long, which
+// the model does not have), on 132 the launch's (bytes over the launch time at 1980 MHz).
+TEST(Validation, StoresLeaveTheSmAndEnterTheL2AtTheMeasuredRates) {
+  const std::string dir = std::string(kData) + "/experiments/b35_store_rate";
+  SimRunner sim(kHw, dir);
+  std::ifstream in(dir + "/store_rate.csv");
+  ASSERT_TRUE(in) << dir;
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> head;
+  for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
+  auto col = [&](const char* name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
+  const size_t v = col("variant"), ctas = col("ctas"), warps = col("warps"), gbps = col("gbps"),
+               per_sm = col("bytes_per_sm_cycle");
+  ASSERT_LT(std::max(gbps, per_sm), head.size());
+  const std::map<std::string, int64_t> pattern = {{"lines", 0}, {"halves", 1}, {"sectors", 2}};
+  int checked = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
+    if (f.size() != head.size() || f[warps] != "8") continue;
+    const int64_t n = std::stoll(f[ctas]);
+    if (n != 1 && n != 66 && n != 132) continue;
+    const double h200 = n == 132 ? std::stod(f[gbps]) / double(n) / 1.98 : std::stod(f[per_sm]);
+    auto cycles = [&](int64_t passes) {
+      auto r = sim.run({"store_rate", {{"pattern", pattern.at(f[v])}, {"ctas", n}, {"passes", passes}}, {}});
+      EXPECT_TRUE(r.ok) << r.error;
+      return double(r.result.cycles);
+    };
+    const double model = 128.0 * 1024 / ((cycles(4) - cycles(2)) / 2);
+    EXPECT_NEAR(model / h200, 1.0, 0.1) << f[v] << " on " << n << " SMs: model " << model << ", H200 " << h200
+                                        << " bytes per SM cycle";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9);
+}
+
 // Back-to-back stream launches of the empty kernel are bound by the host's launch call (4-5 us on the
 // lent H200): the floor reads their stream time, also in the batches that recorded a graph replay
 // (0.6 us) beside it.

@@ -108,6 +108,7 @@ int run_stream_copy(const std::vector<std::string>& args);
 int run_copy_history(const std::vector<std::string>& args);  // stream_copy.cu: rotating then same-buffer copies (ncu)
 int run_stream_rw(const std::vector<std::string>& args);     // stream_rw.cu: read-only and write-only streams
 int run_store_tile(const std::vector<std::string>& args);    // store_tile.cu: the QK GEMM's epilogue stores alone
+int run_store_rate(const std::vector<std::string>& args);    // store_tile.cu: an SM's store rate by shape and SM count
 int run_strided_copy(const std::vector<std::string>& args);
 int run_pointer_chase(const std::vector<std::string>& args);
 int run_divergence(const std::vector<std::string>& args);

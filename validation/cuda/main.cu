@@ -1,7 +1,7 @@
 // gtsim_twins: CUDA twins of the gtsim microbenchmarks (docs/microbenchmarks.md) and the runner.
 //   gtsim_twins --selftest                       small checks; "skipped: no CUDA device" without a GPU
 //   gtsim_twins [--out=DIR] [--batch=ID] CMD...  CMD: device canary_start canary_end stream_copy copy_history
-//       stream_rw store_tile
+//       stream_rw store_tile store_rate
 //   strided_copy
 //       pointer_chase divergence bank_conflicts fixed_work ffma_outer tile_loop l2_read mma mma_shared lds_burst empty
 //       op_latency lds_steady micro (all of these but ffma_outer, tile_loop, l2_read, mma_shared, lds_burst, lds_steady
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   if (selftest) {
     g.quick = true;
     int rc = 0;
-    rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_strided_copy(args) |
+    rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_store_rate(args) | run_strided_copy(args) |
           run_pointer_chase(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
           run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) | run_lds_burst(args) |
@@ -149,6 +149,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), run_stream_rw(args));
     else if (c == "store_tile")
       rc = (clock_row(c.c_str()), run_store_tile(args));
+    else if (c == "store_rate")
+      rc = (clock_row(c.c_str()), run_store_rate(args));
     else if (c == "strided_copy")
       rc = (clock_row(c.c_str()), run_strided_copy(args));
     else if (c == "pointer_chase")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -21,6 +21,8 @@
 # attention over heads (b25); `ops` op_latency's latencies and rates (b26); `burst` the shared pipe's
 # service order after a barrier (lds_burst, per-warp clock64 stamps), then tile_loop again; `steady`
 # a load-then-FFMA loop with and without a barrier, per-warp stamps (lds_steady), then ffma_outer again.
+# `srate`: an SM's store rate by store shape (whole lines, half sectors, whole sectors of half lines) on
+# 1-132 SMs with 8 and 32 warps each (store_rate), then store_tile's BH = 1 points again.
 set -uo pipefail
 BATCH=${1:-b1}
 WHAT=${2:-micro}
@@ -91,6 +93,22 @@ if [ "$WHAT" = lat ]; then
 fi
 # `ops`: op_latency alone: the latency chains and the rates (8 chains a thread, 8 warps per sub-partition)
 if [ "$WHAT" = ops ]; then run timeout 200 $T --out="$D" --batch="$BATCH" op_latency; pack; fi
+if [ "$WHAT" = srate ]; then
+  run timeout 120 $T --out="$D" --batch="$BATCH" store_rate; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" store_tile; pack
+  # each pattern at 66 and 132 CTAs of 8 warps under Nsight Compute (its 3rd launch, the L2 carried over):
+  # DRAM and L2 write sectors, the L2's throughput
+  for c in 66 132; do
+    for p in 0 1 2; do
+      run timeout 100 ncu --clock-control none --cache-control none --kernel-name-base mangled \
+        --kernel-name "regex:store_rateILi${p}E" --launch-skip 2 --launch-count 1 \
+        --metrics $PM,lts__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_requests_op_write.sum,sm__cycles_active.avg \
+        --csv --page raw --log-file "$D/ncu_store_rate_p${p}_c$c.csv" $T --out=/tmp --batch=ncu store_rate --srate_ctas=$c \
+        > "$D/ncu_store_rate_p${p}_c$c.csv.err" 2>&1
+      tail -c 200 "$D/ncu_store_rate_p${p}_c$c.csv.err"; wc -l "$D/ncu_store_rate_p${p}_c$c.csv"; pack
+    done
+  done
+fi
 if [ "$WHAT" = steady ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_steady; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
