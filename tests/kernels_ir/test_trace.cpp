@@ -118,3 +118,20 @@ TEST(TraceSectors, CpAsyncZeroFillWritesSharedWithoutReadingGlobal) {
   EXPECT_EQ(count_sectors_lines(pred).sectors, 2u);
   EXPECT_EQ(shared_wavefronts(pred), 1u);  // only 64 bytes written
 }
+
+// The register arrays of flash_attention_fwd are sized from its tile parameters: the workloads lower
+// attention at head dims other than the twin's 64 (transformer_block: dh = 128) and the whole warp
+// runs there, each pass issuing D / 8 x Bc / 16 P V mma.sync.
+TEST(TraceRegisters, FlashAttentionRunsAtTheHeadDimsAndKeyBlocksWorkloadsUse) {
+  for (int64_t D : {64, 128})
+    for (int64_t Bc : {32, 64}) {
+      SCOPED_TRACE("D=" + std::to_string(D) + " Bc=" + std::to_string(Bc));
+      auto p = build_lib("flash_attention_fwd.kir", {{"T", 2 * Bc}, {"H", 1}, {"D", D}, {"Bc", Bc}});
+      std::vector<DynInst> v;
+      ASSERT_NO_THROW(v = run_warp(*p));
+      const auto mma = std::count_if(v.begin(), v.end(), [](const auto& d) { return d.op == OpClass::kMma; });
+      EXPECT_EQ(mma, 2 * (D / 16 * Bc / 8 + D / 8 * Bc / 16));  // two passes of S = Q K^T and O += P V
+      auto b = build_lib("flash_attention_bwd.kir", {{"T", 2 * Bc}, {"H", 1}, {"D", D}, {"Bc", Bc}, {"Br", Bc}});
+      EXPECT_NO_THROW(run_warp(*b));
+    }
+}
