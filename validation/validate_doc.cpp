@@ -160,7 +160,9 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   if (r.blind_ran) {
     o << "`" << r.blind_hw
       << "` takes every calibrated value from public data instead (datasheet, papers; sources in "
-         "its comments), the way the A100 configs are built. On the same held-out points:\n\n"
+         "its comments) and leaves out the rules derived from H200 experiments that have no public figure "
+         "(shared-pipe order, barrier cost, store path), the way the A100 configs are built. On the same "
+         "held-out points:\n\n"
       << "| family | MAPE (blind) | worst (blind) |\n|---|---|---|\n";
     for (const auto& f : r.blind_families)
       o << "| " << f.name << " | " << pct(f.mape) << " | " << pct(f.worst) << " |\n";
