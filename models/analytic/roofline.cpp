@@ -48,11 +48,16 @@ const char* kFfmaKir = R"(kernel ffma_throughput(CTAS = 1056, ITERS = 256) {
 
 int mma_code(ir::DType dt) {
   switch (dt) {
-    case ir::DType::kF16: return 0;
-    case ir::DType::kBf16: return 1;
-    case ir::DType::kTf32: return 2;
-    case ir::DType::kE4M3: return 3;
-    default: return -1;
+    case ir::DType::kF16:
+      return 0;
+    case ir::DType::kBf16:
+      return 1;
+    case ir::DType::kTf32:
+      return 2;
+    case ir::DType::kE4M3:
+      return 3;
+    default:
+      return -1;
   }
 }
 }  // namespace
@@ -96,20 +101,25 @@ RooflineReport roofline(const ConfigNode& hw, const wl::Workload* w, const Roofl
   std::snprintf(buf, sizeof buf, "DRAM bandwidth: config %.0f GB/s, attained (stream_copy) %.0f GB/s\n",
                 rep.bandwidth_config / 1e9, rep.bandwidth_attained / 1e9);
   o << buf;
-  std::snprintf(buf, sizeof buf, "%-6s %14s %14s %14s %14s\n", "dtype", "peak_TF_cfg", "peak_TF_sim", "ridge_cfg", "ridge_sim");
+  std::snprintf(buf, sizeof buf, "%-6s %14s %14s %14s %14s\n", "dtype", "peak_TF_cfg", "peak_TF_sim", "ridge_cfg",
+                "ridge_sim");
   o << buf;
   nlohmann::json rj = nlohmann::json::array();
   for (ir::DType dt : {ir::DType::kF32, ir::DType::kTf32, ir::DType::kF16, ir::DType::kBf16, ir::DType::kE4M3}) {
     RidgePoint p;
     p.dtype = std::string(ir::dtype_name(dt));
     p.peak_flops_config = config_peak_flops(hw, dt);
-    p.peak_flops_attained = attained_peak_flops(hw, dt, dt == ir::DType::kF32 ? opt.ffma_iterations : opt.mma_iterations);
+    p.peak_flops_attained =
+        attained_peak_flops(hw, dt, dt == ir::DType::kF32 ? opt.ffma_iterations : opt.mma_iterations);
     if (p.peak_flops_attained <= 0) continue;
     p.ridge_config = p.peak_flops_config / rep.bandwidth_config;
     p.ridge_attained = p.peak_flops_attained / rep.bandwidth_attained;
     rep.ridges.push_back(p);
-    rj.push_back({{"dtype", p.dtype}, {"peak_flops_config", p.peak_flops_config}, {"peak_flops_attained", p.peak_flops_attained},
-                  {"ridge_config", p.ridge_config}, {"ridge_attained", p.ridge_attained}});
+    rj.push_back({{"dtype", p.dtype},
+                  {"peak_flops_config", p.peak_flops_config},
+                  {"peak_flops_attained", p.peak_flops_attained},
+                  {"ridge_config", p.ridge_config},
+                  {"ridge_attained", p.ridge_attained}});
     std::snprintf(buf, sizeof buf, "%-6s %14.1f %14.1f %14.1f %14.1f\n", p.dtype.c_str(), p.peak_flops_config / 1e12,
                   p.peak_flops_attained / 1e12, p.ridge_config, p.ridge_attained);
     o << buf;
@@ -118,7 +128,8 @@ RooflineReport roofline(const ConfigNode& hw, const wl::Workload* w, const Roofl
   if (w) {
     WorkloadReport wr = run_workload(hw, *w, opt.run);
     auto ops = w->ops_in_order();
-    std::snprintf(buf, sizeof buf, "\n%-30s %-6s %10s %10s %10s %7s %-7s\n", "kernel", "dtype", "flop/B", "TF/s", "roof_TF/s", "of_roof", "bound");
+    std::snprintf(buf, sizeof buf, "\n%-30s %-6s %10s %10s %10s %7s %-7s\n", "kernel", "dtype", "flop/B", "TF/s",
+                  "roof_TF/s", "of_roof", "bound");
     o << buf;
     for (const auto& k : wr.kernels) {
       KernelPlace p;
@@ -137,16 +148,25 @@ RooflineReport roofline(const ConfigNode& hw, const wl::Workload* w, const Roofl
       p.fraction_of_roof = p.roof_flops > 0 ? p.attained_flops / p.roof_flops : 0;
       p.bound = p.intensity < rp->ridge_attained ? "memory" : "compute";
       rep.kernels.push_back(p);
-      kj.push_back({{"op", p.op}, {"kernel", p.kernel}, {"dtype", p.dtype}, {"intensity", p.intensity},
-                    {"attained_flops", p.attained_flops}, {"roof_flops", p.roof_flops},
-                    {"fraction_of_roof", p.fraction_of_roof}, {"bound", p.bound}, {"time_us", k.time_us}});
-      std::snprintf(buf, sizeof buf, "%-30.30s %-6s %10.2f %10.2f %10.2f %6.0f%% %-7s\n", p.op.c_str(), p.dtype.c_str(), p.intensity,
-                    p.attained_flops / 1e12, p.roof_flops / 1e12, 100 * p.fraction_of_roof, p.bound.c_str());
+      kj.push_back({{"op", p.op},
+                    {"kernel", p.kernel},
+                    {"dtype", p.dtype},
+                    {"intensity", p.intensity},
+                    {"attained_flops", p.attained_flops},
+                    {"roof_flops", p.roof_flops},
+                    {"fraction_of_roof", p.fraction_of_roof},
+                    {"bound", p.bound},
+                    {"time_us", k.time_us}});
+      std::snprintf(buf, sizeof buf, "%-30.30s %-6s %10.2f %10.2f %10.2f %6.0f%% %-7s\n", p.op.c_str(), p.dtype.c_str(),
+                    p.intensity, p.attained_flops / 1e12, p.roof_flops / 1e12, 100 * p.fraction_of_roof,
+                    p.bound.c_str());
       o << buf;
     }
   }
-  rep.json = {{"bandwidth_config", rep.bandwidth_config}, {"bandwidth_attained", rep.bandwidth_attained},
-              {"ridges", rj}, {"kernels", kj}};
+  rep.json = {{"bandwidth_config", rep.bandwidth_config},
+              {"bandwidth_attained", rep.bandwidth_attained},
+              {"ridges", rj},
+              {"kernels", kj}};
   if (w) rep.json["workload"] = w->name();
   rep.text = o.str();
   return rep;

@@ -64,7 +64,8 @@ uint64_t MemorySystemImpl::slice_cost_bytes(const MemRequest& q) const {
   const L2Specs& s = specs_.l2;
   uint64_t bytes = uint64_t(std::popcount(q.fetch)) << sector_shift_;
   if (q.kind == ReqKind::kStore && s.write_bytes_per_cycle_per_slice > 0)  // its wire bytes at the write rate
-    bytes = uint64_t(std::llround(store_wire_bytes(q) * s.bytes_per_cycle_per_slice / s.write_bytes_per_cycle_per_slice));
+    bytes =
+        uint64_t(std::llround(store_wire_bytes(q) * s.bytes_per_cycle_per_slice / s.write_bytes_per_cycle_per_slice));
   if (s.requests_per_cycle_per_slice <= 0) return bytes;
   double per_request = s.bytes_per_cycle_per_slice / s.requests_per_cycle_per_slice;  // one lookup, in bytes
   return std::max<uint64_t>(bytes, uint64_t(std::llround(per_request)));

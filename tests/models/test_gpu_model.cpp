@@ -102,8 +102,10 @@ TEST(TensorCore, MmaSyncReachesTheConfiguredRate) {
   // The steady rate: the slope between 64 and 128 iterations (the results' stores, half-written
   // sectors, are a fixed cost that short runs do not yet hide).
   auto slope = [](int64_t dtype) {
-    KernelResult a = testing::run_one("h200-sxm", *testing::lib_kernel("mma_throughput", {{"dtype", dtype}, {"iters", 64}}));
-    KernelResult b = testing::run_one("h200-sxm", *testing::lib_kernel("mma_throughput", {{"dtype", dtype}, {"iters", 128}}));
+    KernelResult a =
+        testing::run_one("h200-sxm", *testing::lib_kernel("mma_throughput", {{"dtype", dtype}, {"iters", 64}}));
+    KernelResult b =
+        testing::run_one("h200-sxm", *testing::lib_kernel("mma_throughput", {{"dtype", dtype}, {"iters", 128}}));
     return double(b.flops - a.flops) / double(b.cycles - a.cycles) / 132.0;
   };
   const double per_sm_cycle = slope(1);
