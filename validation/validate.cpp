@@ -219,7 +219,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     if (p.num("M") * p.num("N") > 4.0e6) return false;
     int64_t M = int64_t(p.num("M")), N = int64_t(p.num("N"));
     if (p.kernel == "gemm_persistent" && p.variant == "n_sweep") {  // the ends and both sides of 1 -> 2 tiles per CTA
-      return N == 1536 || N == 1792 || N == 1920 || N == 2304;     // (sparse too: its family's only points)
+      return N == 1536 || N == 1792 || N == 1920 || N == 2304;      // (sparse too: its family's only points)
     }
     if (sparse_gemm) {  // the blind config's run: fewer points of the same sweeps
       if (p.variant == "square_align") return N == 1024 || N == 1025 || N == 1100;

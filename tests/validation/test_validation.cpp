@@ -415,23 +415,31 @@ TEST(Validation, InstructionLatenciesAndIssueRatesAsMeasured) {
 // 1 to 32 warps per SM costs 13.1 + 2.0 cycles per warp per barrier (lds_burst, b29). The model runs the
 // same loop (the experiment's lds_burst_model.kir, V = 0) within 5% at every warp count.
 // b29's lds_burst_period.csv: the H200's cycles per repetition of one variant, by warps per CTA.
-std::map<int64_t, double> lds_burst_periods(const std::string& dir, const std::string& variant, int64_t loads) {
-  std::ifstream in(dir + "/lds_burst_period.csv");
-  EXPECT_TRUE(in) << dir;
+// The rows of a CSV file (no quoted commas) as column -> value, the header's names as keys.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
   std::string line;
   std::getline(in, line);
   std::vector<std::string> head;
   for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
-  auto col = [&](const char* name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
-  const size_t v = col("variant"), l = col("loads"), warps = col("warps"), period = col("period_cycles");
-  EXPECT_LT(period, head.size());
-  std::map<int64_t, double> out;
+  std::vector<std::map<std::string, std::string>> rows;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
-    if (f.size() == head.size() && f[v] == variant && std::stoll(f[l]) == loads)
-      out[std::stoll(f[warps])] = std::stod(f[period]);
+    if (f.size() != head.size()) continue;
+    auto& r = rows.emplace_back();
+    for (size_t i = 0; i < f.size(); ++i) r[head[i]] = f[i];
   }
+  return rows;
+}
+
+std::map<int64_t, double> lds_burst_periods(const std::string& dir, const std::string& variant, int64_t loads) {
+  std::map<int64_t, double> out;
+  for (auto& r : csv_rows(dir + "/lds_burst_period.csv"))
+    if (r["variant"] == variant && std::stoll(r["loads"]) == loads)
+      out[std::stoll(r["warps"])] = std::stod(r["period_cycles"]);
+  EXPECT_FALSE(out.empty()) << dir;
   return out;
 }
 
@@ -480,21 +488,9 @@ TEST(Validation, RoundRobinSharedPipeTakesTheLoadBurstAfterABarrierAsMeasured) {
 // within 12%; in issue order with the LSU held (fifo) the steady loop is 14% short at 1-8 warps and
 // the barrier loop 21% short at 16.
 std::map<std::pair<std::string, int64_t>, double> lds_steady_periods(const std::string& dir) {
-  std::ifstream in(dir + "/lds_steady.csv");
-  EXPECT_TRUE(in) << dir;
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> head;
-  for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
-  auto col = [&](const char* name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
-  const size_t v = col("variant"), warps = col("warps"), period = col("period_cycles");
-  EXPECT_LT(period, head.size());
   std::map<std::pair<std::string, int64_t>, double> out;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
-    if (f.size() == head.size()) out[{f[v], std::stoll(f[warps])}] = std::stod(f[period]);
-  }
+  for (auto& r : csv_rows(dir + "/lds_steady.csv"))
+    out[{r["variant"], std::stoll(r["warps"])}] = std::stod(r["period_cycles"]);
   return out;
 }
 
@@ -524,32 +520,20 @@ TEST(Validation, SharedPipeTimesTheSteadyAndTheBarrierLoadLoopAsMeasured) {
 TEST(Validation, StoresLeaveTheSmAndEnterTheL2AtTheMeasuredRates) {
   const std::string dir = std::string(kData) + "/experiments/b35_store_rate";
   SimRunner sim(kHw, dir);
-  std::ifstream in(dir + "/store_rate.csv");
-  ASSERT_TRUE(in) << dir;
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> head;
-  for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
-  auto col = [&](const char* name) { return size_t(std::find(head.begin(), head.end(), name) - head.begin()); };
-  const size_t v = col("variant"), ctas = col("ctas"), warps = col("warps"), gbps = col("gbps"),
-               per_sm = col("bytes_per_sm_cycle");
-  ASSERT_LT(std::max(gbps, per_sm), head.size());
   const std::map<std::string, int64_t> pattern = {{"lines", 0}, {"halves", 1}, {"sectors", 2}};
   int checked = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
-    if (f.size() != head.size() || f[warps] != "8") continue;
-    const int64_t n = std::stoll(f[ctas]);
+  for (auto& f : csv_rows(dir + "/store_rate.csv")) {
+    if (f["warps"] != "8") continue;
+    const int64_t n = std::stoll(f["ctas"]);
     if (n != 1 && n != 66 && n != 132) continue;
-    const double h200 = n == 132 ? std::stod(f[gbps]) / double(n) / 1.98 : std::stod(f[per_sm]);
+    const double h200 = n == 132 ? std::stod(f["gbps"]) / double(n) / 1.98 : std::stod(f["bytes_per_sm_cycle"]);
     auto cycles = [&](int64_t passes) {
-      auto r = sim.run({"store_rate", {{"pattern", pattern.at(f[v])}, {"ctas", n}, {"passes", passes}}, {}});
+      auto r = sim.run({"store_rate", {{"pattern", pattern.at(f["variant"])}, {"ctas", n}, {"passes", passes}}, {}});
       EXPECT_TRUE(r.ok) << r.error;
       return double(r.result.cycles);
     };
     const double model = 128.0 * 1024 / ((cycles(4) - cycles(2)) / 2);
-    EXPECT_NEAR(model / h200, 1.0, 0.1) << f[v] << " on " << n << " SMs: model " << model << ", H200 " << h200
+    EXPECT_NEAR(model / h200, 1.0, 0.1) << f["variant"] << " on " << n << " SMs: model " << model << ", H200 " << h200
                                         << " bytes per SM cycle";
     ++checked;
   }

@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
   if (selftest) {
     g.quick = true;
     int rc = 0;
-    rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_store_rate(args) | run_strided_copy(args) |
-          run_pointer_chase(args) | run_divergence(args);
+    rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_store_rate(args) |
+          run_strided_copy(args) | run_pointer_chase(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
           run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) | run_lds_burst(args) |
           run_lds_steady(args) | run_empty(args) | run_apps(args);

@@ -123,8 +123,8 @@ int run_store_tile(const std::vector<std::string>& args) {
 // Each CTA's clock64 cycles from its first store to its barrier after the last are recorded (the
 // median and maximum over CTAs), beside the launch time.
 template <int PAT>
-__global__ void __launch_bounds__(1024) store_rate(float* out, int region_floats, int passes, float value,
-                                                   long long* cycles) {
+__global__ void __launch_bounds__(1024)
+    store_rate(float* out, int region_floats, int passes, float value, long long* cycles) {
   extern __shared__ float pad[];
   (void)pad;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
@@ -150,7 +150,8 @@ static void store_rate_point(int pat, int nctas, int warps, float* out, long lon
   auto fn = pat == 0 ? store_rate<0> : pat == 1 ? store_rate<1> : store_rate<2>;
   const int smem = 120000, region = 32768, passes = g.quick ? 2 : 32;
   CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  Timing t = time_launches([&](int i) { fn<<<nctas, warps * 32, smem, g.stream>>>(out, region, passes, 1.0f + float(i % 2), dcyc); });
+  Timing t = time_launches(
+      [&](int i) { fn<<<nctas, warps * 32, smem, g.stream>>>(out, region, passes, 1.0f + float(i % 2), dcyc); });
   CKL();
   CK(cudaDeviceSynchronize());
   std::vector<long long> c(nctas);
@@ -186,7 +187,7 @@ int run_store_rate(const std::vector<std::string>& args) {
   for (int warps : {8, 32})
     for (int pat : {0, 1, 2})
       if (warps == 8 || arg_i(args, "srate_ctas", 0) == 0)
-      for (int c : counts) store_rate_point(pat, c, warps, out, dcyc);
+        for (int c : counts) store_rate_point(pat, c, warps, out, dcyc);
   CK(cudaFree(out));
   CK(cudaFree(dcyc));
   return 0;
