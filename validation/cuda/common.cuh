@@ -116,6 +116,7 @@ int run_bank_conflicts(const std::vector<std::string>& args);
 int run_fixed_work(const std::vector<std::string>& args);
 int run_ffma_outer(const std::vector<std::string>& args);  // ffma_outer.cu: gemm_fp32's inner loop alone
 int run_tile_loop(const std::vector<std::string>& args);   // tile_loop.cu: gemm_fp32's tile loop, 0-8 k-steps
+int run_tile_stamp(const std::vector<std::string>& args);  // tile_loop.cu: per-warp clock stamps around its barriers (b36)
 int run_l2_read(const std::vector<std::string>& args);     // l2_read.cu: L2-to-SM read bandwidth and bursts
 int run_mma(const std::vector<std::string>& args);
 int run_op_latency(const std::vector<std::string>& args);  // op_latency.cu: dependent-issue latency per kind

@@ -129,8 +129,8 @@ int main(int argc, char** argv) {
     rc |= run_stream_copy(args) | run_stream_rw(args) | run_store_tile(args) | run_store_rate(args) |
           run_strided_copy(args) | run_pointer_chase(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
-          run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) | run_lds_burst(args) |
-          run_lds_steady(args) | run_empty(args) | run_apps(args);
+          run_tile_stamp(args) | run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) |
+          run_lds_burst(args) | run_lds_steady(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
@@ -165,6 +165,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), run_ffma_outer(args));
     else if (c == "tile_loop")
       rc = (clock_row(c.c_str()), run_tile_loop(args));
+    else if (c == "tile_stamp")
+      rc = (clock_row(c.c_str()), run_tile_stamp(args));
     else if (c == "l2_read")
       rc = (clock_row(c.c_str()), run_l2_read(args));
     else if (c == "mma")

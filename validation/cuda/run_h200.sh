@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -111,6 +111,12 @@ if [ "$WHAT" = srate ]; then
 fi
 if [ "$WHAT" = steady ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_steady; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
+fi
+# `tstamp` (b36): gemm_fp32's tile loop with per-warp clock stamps around its barriers (tile_stamp), at 8, 1
+# and 0 k-steps, with and without global loads, n = 1024 and 2048; then ffma_outer again
+if [ "$WHAT" = tstamp ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" tile_stamp; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
 fi
 if [ "$WHAT" = burst ]; then

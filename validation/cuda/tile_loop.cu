@@ -19,8 +19,12 @@ namespace twins {
 __host__ __device__ inline float fa(int kt, int t, int e) { return float((kt * 3 + t * 5 + e) % 9 - 4) * 0.125f; }
 __host__ __device__ inline float fb(int kt, int t, int e) { return float((kt * 7 + t * 3 + e * 2) % 9 - 4) * 0.125f; }
 
-template <int kSteps, bool kLoads = true>
-__global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B, float* C, int n) {
+// kStamp (b36, `tile_stamp`): lane 0 of each warp reads the SM clock right after the tile's first barrier
+// (s0), right before its second (s1) and right after it (s2), for tiles n / 16 and n / 16 + 1, kept in
+// registers (selected, no branch) and stored at the end: stamps[(cta * 8 + warp) * 6 + tile * 3 + i].
+template <int kSteps, bool kLoads = true, bool kStamp = false>
+__global__ void __launch_bounds__(256)
+    tile_loop(const float* A, const float* B, float* C, int n, unsigned* stamps = nullptr) {
   __shared__ __align__(16) float As[8 * 128];  // transposed: As[k * 128 + m]
   __shared__ __align__(16) float Bs[8 * 128];
   const int t = threadIdx.x;
@@ -32,6 +36,15 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
   float s = 0.f;
+  unsigned st[6] = {0, 0, 0, 0, 0, 0};
+  const int kT = n / 16;
+  auto stamp = [&](int kt, int i) {
+    if constexpr (kStamp) {
+      const unsigned c = unsigned(clock());
+      st[i] = kt == kT ? c : st[i];
+      st[3 + i] = kt == kT + 1 ? c : st[3 + i];
+    }
+  };
   for (int kt = 0; kt < n / 8; ++kt) {
     const int k0 = kt * 8;
     const int q = t * 4;
@@ -50,6 +63,7 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
     As[(ac + 3) * 128 + ar] = a.w;
     *reinterpret_cast<float4*>(Bs + br * 128 + bc) = b;
     __syncthreads();
+    stamp(kt, 0);
     if constexpr (kSteps == 0) {
       s += As[t];
       s += Bs[t];
@@ -67,8 +81,13 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
+    stamp(kt, 1);
     __syncthreads();
+    stamp(kt, 2);
   }
+  if constexpr (kStamp)
+    if (t % 32 == 0)
+      for (int i = 0; i < 6; ++i) stamps[(size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 48 + t / 32 * 6 + i] = st[i];
   if constexpr (kSteps == 0) {
     C[size_t(m0 + tm) * n + n0 + tn] = s;
   } else {
@@ -81,7 +100,7 @@ __global__ void __launch_bounds__(256) tile_loop(const float* A, const float* B,
   }
 }
 
-using TileLoopKernel = void (*)(const float*, const float*, float*, int);
+using TileLoopKernel = void (*)(const float*, const float*, float*, int, unsigned*);
 static const int kTileLoopSteps[] = {0, 1, 2, 4, 8};
 
 // tile_loop<steps, loads> for steps in kTileLoopSteps
@@ -122,7 +141,7 @@ int run_tile_loop(const std::vector<std::string>& args) {
         const bool loads = variant == 0;
         poison(C, nn * 4);
         const TileLoopKernel kernel = tile_loop_kernel(steps, loads);
-        Timing t = time_launches([&](int) { kernel<<<grid, 256, pad, g.stream>>>(A, B, C, n); });
+        Timing t = time_launches([&](int) { kernel<<<grid, 256, pad, g.stream>>>(A, B, C, n, nullptr); });
         CKL();
         CK(cudaMemcpy(hc.data(), C, nn * 4, cudaMemcpyDeviceToHost));
         size_t bad = 0, checked = 0;
@@ -166,6 +185,96 @@ int run_tile_loop(const std::vector<std::string>& args) {
             steps, pad, ctas_per_sm, t.median_us, t.median_us * mhz / (n / 8), mhz, bad ? "FAIL" : "ok");
       }
     for (float* p : {A, B, C}) CK(cudaFree(p));
+  }
+  return 0;
+}
+
+static double median_of(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// b36 `tile_stamp`: where a tile's time goes, per warp. tile_loop<ks, loads, true> at n = 1024 (one CTA per SM)
+// and 2048 (two), ks 8 (gemm_fp32), 1 and 0, with and without global loads; per warp the medians over CTAs
+// and the two stamped tiles of s0, s1, s2 and the next tile's s0, each less the CTA's earliest s0 of the
+// tile (the first barrier's release), in SM cycles. The same kernel without stamps is timed beside it.
+int run_tile_stamp(const std::vector<std::string>& args) {
+  (void)args;
+  for (int n : g.quick ? std::vector<int>{256} : std::vector<int>{1024, 2048}) {
+    const size_t nn = size_t(n) * n;
+    float *A, *B, *C;
+    unsigned* S;
+    const int ctas = (n / 128) * (n / 128);
+    CK(cudaMalloc(&A, nn * 4));
+    CK(cudaMalloc(&B, nn * 4));
+    CK(cudaMalloc(&C, nn * 4));
+    CK(cudaMalloc(&S, size_t(ctas) * 48 * 4));
+    std::vector<float> ha(nn);
+    uint64_t seed = 0x7116u + uint64_t(n);
+    for (float& x : ha) x = float(int(splitmix64(seed) % 9) - 4) * 0.125f;
+    CK(cudaMemcpy(A, ha.data(), nn * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(B, ha.data(), nn * 4, cudaMemcpyHostToDevice));
+    dim3 grid(n / 128, n / 128);
+    struct V {
+      int ks;
+      bool loads;
+      TileLoopKernel plain, stamped;
+    };
+    const V vs[] = {{8, true, tile_loop<8, true>, tile_loop<8, true, true>},
+                    {8, false, tile_loop<8, false>, tile_loop<8, false, true>},
+                    {1, true, tile_loop<1, true>, tile_loop<1, true, true>},
+                    {1, false, tile_loop<1, false>, tile_loop<1, false, true>},
+                    {0, true, tile_loop<0, true>, tile_loop<0, true, true>},
+                    {0, false, tile_loop<0, false>, tile_loop<0, false, true>}};
+    for (const V& v : vs) {
+      Timing plain = time_launches([&](int) { v.plain<<<grid, 256, 0, g.stream>>>(A, B, C, n, nullptr); });
+      CKL();
+      CK(cudaMemset(S, 0, size_t(ctas) * 48 * 4));
+      Timing stamped = time_launches([&](int) { v.stamped<<<grid, 256, 0, g.stream>>>(A, B, C, n, S); });
+      CKL();
+      std::vector<unsigned> h(size_t(ctas) * 48);
+      CK(cudaMemcpy(h.data(), S, h.size() * 4, cudaMemcpyDeviceToHost));
+      // per warp: s0, s1, s2, next s0 (tile 0 only), relative to the tile's earliest s0
+      std::vector<std::vector<double>> rel(8 * 4);
+      std::vector<double> period;
+      for (int c = 0; c < ctas; ++c) {
+        const unsigned* p = &h[size_t(c) * 48];
+        for (int tile = 0; tile < 2; ++tile) {
+          unsigned base = p[tile * 3];
+          for (int w = 1; w < 8; ++w)
+            if (int(p[w * 6 + tile * 3] - base) < 0) base = p[w * 6 + tile * 3];
+          for (int w = 0; w < 8; ++w)
+            for (int i = 0; i < 3; ++i)
+              rel[size_t(w) * 4 + size_t(i)].push_back(double(int(p[w * 6 + tile * 3 + i] - base)));
+          if (tile == 0) {
+            unsigned base1 = p[3];
+            for (int w = 1; w < 8; ++w)
+              if (int(p[w * 6 + 3] - base1) < 0) base1 = p[w * 6 + 3];
+            period.push_back(double(int(base1 - base)));
+            for (int w = 0; w < 8; ++w) rel[size_t(w) * 4 + 3].push_back(double(int(p[w * 6 + 3] - base)));
+          }
+        }
+      }
+      const double mhz = 0.5 * (plain.before.sm_mhz + plain.after.sm_mhz);
+      std::string line;
+      for (int w = 0; w < 8; ++w) {
+        Row row = base_row("tile_stamp", v.loads ? "loads" : "noload");
+        row.set("n", n).set("ksteps", v.ks).set("warp", w).set("ctas", ctas);
+        row.set("s0_cycles", median_of(rel[size_t(w) * 4])).set("s1_cycles", median_of(rel[size_t(w) * 4 + 1]));
+        row.set("s2_cycles", median_of(rel[size_t(w) * 4 + 2]))
+            .set("next_s0_cycles", median_of(rel[size_t(w) * 4 + 3]));
+        row.set("tile_period_cycles", median_of(period));
+        row.set("plain_cycles_per_tile", plain.median_us * mhz / (n / 8));
+        row.set("stamped_cycles_per_tile", stamped.median_us * mhz / (n / 8));
+        emit("tile_stamp", row, &stamped);
+        line += " " + std::to_string(int(median_of(rel[size_t(w) * 4 + 1])));
+      }
+      log("tile_stamp n=%d ks=%d %s: per tile plain %.1f stamped %.1f, stamped tile %.1f; s1 per warp:%s; s2 %.0f\n", n,
+          v.ks, v.loads ? "loads" : "noload", plain.median_us * mhz / (n / 8), stamped.median_us * mhz / (n / 8),
+          median_of(period), line.c_str(), median_of(rel[2]));
+    }
+    for (float* p : {A, B, C}) CK(cudaFree(p));
+    CK(cudaFree(S));
   }
   return 0;
 }
