@@ -161,7 +161,9 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
     o << "`" << r.blind_hw
       << "` takes every calibrated value from public data instead (datasheet, papers; sources in "
          "its comments) and leaves out the rules derived from H200 experiments that have no public figure "
-         "(shared-pipe order, barrier cost, store path), the way the A100 configs are built. On the same "
+         "(shared-pipe order, barrier cost, store path) and the op latencies measured on it (SFU, shuffle, "
+         "tensor core: public simulator figures or the A100 config's assumptions instead), the way the A100 "
+         "configs are built. On the same "
          "held-out points:\n\n"
       << "| family | MAPE (blind) | worst (blind) |\n|---|---|---|\n";
     for (const auto& f : r.blind_families)
