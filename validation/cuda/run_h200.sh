@@ -113,11 +113,19 @@ if [ "$WHAT" = steady ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_steady; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
 fi
-# `tstamp` (b36): gemm_fp32's tile loop with per-warp clock stamps around its barriers (tile_stamp), at 8, 1
-# and 0 k-steps, with and without global loads, n = 1024 and 2048; then ffma_outer again
+# `tstamp` (b36, b37): gemm_fp32's tile loop with per-warp clock stamps around its barriers (tile_stamp), at 8,
+# 1 and 0 k-steps, with global loads (through the L1 and, b37, past it) and without, n = 1024 and 2048; then
+# ffma_outer again; b37: the plain loops with loads under Nsight Compute
 if [ "$WHAT" = tstamp ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_stamp; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
+  # b37: the plain tile loops with loads through the L1 (.ca) and past it (.cg), 1 and 8 k-steps, n = 1024
+  # and 2048, under Nsight Compute (one launch each, the L2 carried over): L1 data-pipe wavefronts, cycles
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name-base mangled \
+    --kernel-name "regex:tile_loopILi[18]ELb1ELb0ELb[01]E" --launch-count 8 \
+    --metrics $PM,sm__cycles_active.avg,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum \
+    --csv --page raw --log-file "$D/ncu_tile_cg.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_stamp > "$D/ncu_tile_cg.csv.err" 2>&1
+  tail -c 300 "$D/ncu_tile_cg.csv.err"; wc -l "$D/ncu_tile_cg.csv"; pack
 fi
 if [ "$WHAT" = burst ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack

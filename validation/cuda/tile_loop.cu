@@ -22,7 +22,7 @@ __host__ __device__ inline float fb(int kt, int t, int e) { return float((kt * 7
 // kStamp (b36, `tile_stamp`): lane 0 of each warp reads the SM clock right after the tile's first barrier
 // (s0), right before its second (s1) and right after it (s2), for tiles n / 16 and n / 16 + 1, kept in
 // registers (selected, no branch) and stored at the end: stamps[(cta * 8 + warp) * 6 + tile * 3 + i].
-template <int kSteps, bool kLoads = true, bool kStamp = false>
+template <int kSteps, bool kLoads = true, bool kStamp = false, bool kCg = false>
 __global__ void __launch_bounds__(256)
     tile_loop(const float* A, const float* B, float* C, int n, unsigned* stamps = nullptr) {
   __shared__ __align__(16) float As[8 * 128];  // transposed: As[k * 128 + m]
@@ -50,7 +50,10 @@ __global__ void __launch_bounds__(256)
     const int q = t * 4;
     const int ar = q / 8, ac = q % 8, br = q / 128, bc = q % 128;
     float4 a, b;
-    if constexpr (kLoads) {
+    if constexpr (kLoads && kCg) {  // b37: the same loads past the L1 (LDG.E.128.STRONG.GPU / .CG)
+      a = __ldcg(reinterpret_cast<const float4*>(A + size_t(m0 + ar) * n + k0 + ac));
+      b = __ldcg(reinterpret_cast<const float4*>(B + size_t(k0 + br) * n + n0 + bc));
+    } else if constexpr (kLoads) {
       a = *reinterpret_cast<const float4*>(A + size_t(m0 + ar) * n + k0 + ac);
       b = *reinterpret_cast<const float4*>(B + size_t(k0 + br) * n + n0 + bc);
     } else {
@@ -218,14 +221,18 @@ int run_tile_stamp(const std::vector<std::string>& args) {
     struct V {
       int ks;
       bool loads;
+      const char* name;
       TileLoopKernel plain, stamped;
     };
-    const V vs[] = {{8, true, tile_loop<8, true>, tile_loop<8, true, true>},
-                    {8, false, tile_loop<8, false>, tile_loop<8, false, true>},
-                    {1, true, tile_loop<1, true>, tile_loop<1, true, true>},
-                    {1, false, tile_loop<1, false>, tile_loop<1, false, true>},
-                    {0, true, tile_loop<0, true>, tile_loop<0, true, true>},
-                    {0, false, tile_loop<0, false>, tile_loop<0, false, true>}};
+    const V vs[] = {{8, true, "loads", tile_loop<8, true>, tile_loop<8, true, true>},
+                    {8, false, "noload", tile_loop<8, false>, tile_loop<8, false, true>},
+                    {1, true, "loads", tile_loop<1, true>, tile_loop<1, true, true>},
+                    {1, false, "noload", tile_loop<1, false>, tile_loop<1, false, true>},
+                    {0, true, "loads", tile_loop<0, true>, tile_loop<0, true, true>},
+                    {0, false, "noload", tile_loop<0, false>, tile_loop<0, false, true>},
+                    {8, true, "loads_cg", tile_loop<8, true, false, true>, tile_loop<8, true, true, true>},
+                    {1, true, "loads_cg", tile_loop<1, true, false, true>, tile_loop<1, true, true, true>},
+                    {0, true, "loads_cg", tile_loop<0, true, false, true>, tile_loop<0, true, true, true>}};
     for (const V& v : vs) {
       Timing plain = time_launches([&](int) { v.plain<<<grid, 256, 0, g.stream>>>(A, B, C, n, nullptr); });
       CKL();
@@ -258,7 +265,7 @@ int run_tile_stamp(const std::vector<std::string>& args) {
       const double mhz = 0.5 * (plain.before.sm_mhz + plain.after.sm_mhz);
       std::string line;
       for (int w = 0; w < 8; ++w) {
-        Row row = base_row("tile_stamp", v.loads ? "loads" : "noload");
+        Row row = base_row("tile_stamp", v.name);
         row.set("n", n).set("ksteps", v.ks).set("warp", w).set("ctas", ctas);
         row.set("s0_cycles", median_of(rel[size_t(w) * 4])).set("s1_cycles", median_of(rel[size_t(w) * 4 + 1]));
         row.set("s2_cycles", median_of(rel[size_t(w) * 4 + 2]))
@@ -270,8 +277,8 @@ int run_tile_stamp(const std::vector<std::string>& args) {
         line += " " + std::to_string(int(median_of(rel[size_t(w) * 4 + 1])));
       }
       log("tile_stamp n=%d ks=%d %s: per tile plain %.1f stamped %.1f, stamped tile %.1f; s1 per warp:%s; s2 %.0f\n", n,
-          v.ks, v.loads ? "loads" : "noload", plain.median_us * mhz / (n / 8), stamped.median_us * mhz / (n / 8),
-          median_of(period), line.c_str(), median_of(rel[2]));
+          v.ks, v.name, plain.median_us * mhz / (n / 8), stamped.median_us * mhz / (n / 8), median_of(period),
+          line.c_str(), median_of(rel[2]));
     }
     for (float* p : {A, B, C}) CK(cudaFree(p));
     CK(cudaFree(S));
