@@ -113,7 +113,7 @@ if [ "$WHAT" = steady ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_steady; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" ffma_outer; pack
 fi
-# `tstamp` (b36, b37): gemm_fp32's tile loop with per-warp clock stamps around its barriers (tile_stamp), at 8,
+# `tstamp` (b36-b38; b38 adds a stamp before the first barrier, every CTA's stamps and its SM): gemm_fp32's tile loop with per-warp clock stamps around its barriers (tile_stamp), at 8,
 # 1 and 0 k-steps, with global loads (through the L1 and, b37, past it) and without, n = 1024 and 2048; then
 # ffma_outer again; b37: the plain loops with loads under Nsight Compute
 if [ "$WHAT" = tstamp ]; then

@@ -21,7 +21,9 @@ __host__ __device__ inline float fb(int kt, int t, int e) { return float((kt * 7
 
 // kStamp (b36, `tile_stamp`): lane 0 of each warp reads the SM clock right after the tile's first barrier
 // (s0), right before its second (s1) and right after it (s2), for tiles n / 16 and n / 16 + 1, kept in
-// registers (selected, no branch) and stored at the end: stamps[(cta * 8 + warp) * 6 + tile * 3 + i].
+// registers (selected, no branch) and stored at the end: stamps[cta * 72 + warp * 6 + tile * 3 + i]; b38: also
+// right before the first barrier (after the tile's shared stores issued), stamps[cta * 72 + 48 + warp * 2 +
+// tile], and the CTA's SM (%smid) at stamps[cta * 72 + 64].
 template <int kSteps, bool kLoads = true, bool kStamp = false, bool kCg = false>
 __global__ void __launch_bounds__(256)
     tile_loop(const float* A, const float* B, float* C, int n, unsigned* stamps = nullptr) {
@@ -36,7 +38,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
   float s = 0.f;
-  unsigned st[6] = {0, 0, 0, 0, 0, 0};
+  unsigned st[6] = {0, 0, 0, 0, 0, 0}, pre[2] = {0, 0};
   const int kT = n / 16;
   auto stamp = [&](int kt, int i) {
     if constexpr (kStamp) {
@@ -65,6 +67,11 @@ __global__ void __launch_bounds__(256)
     As[(ac + 2) * 128 + ar] = a.z;
     As[(ac + 3) * 128 + ar] = a.w;
     *reinterpret_cast<float4*>(Bs + br * 128 + bc) = b;
+    if constexpr (kStamp) {
+      const unsigned c = unsigned(clock());
+      pre[0] = kt == kT ? c : pre[0];
+      pre[1] = kt == kT + 1 ? c : pre[1];
+    }
     __syncthreads();
     stamp(kt, 0);
     if constexpr (kSteps == 0) {
@@ -89,8 +96,17 @@ __global__ void __launch_bounds__(256)
     stamp(kt, 2);
   }
   if constexpr (kStamp)
-    if (t % 32 == 0)
-      for (int i = 0; i < 6; ++i) stamps[(size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 48 + t / 32 * 6 + i] = st[i];
+    if (t % 32 == 0) {
+      unsigned* mine = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
+      for (int i = 0; i < 6; ++i) mine[t / 32 * 6 + i] = st[i];
+      mine[48 + t / 32 * 2] = pre[0];
+      mine[48 + t / 32 * 2 + 1] = pre[1];
+      if (t == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        mine[64] = smid;
+      }
+    }
   if constexpr (kSteps == 0) {
     C[size_t(m0 + tm) * n + n0 + tn] = s;
   } else {
@@ -211,7 +227,7 @@ int run_tile_stamp(const std::vector<std::string>& args) {
     CK(cudaMalloc(&A, nn * 4));
     CK(cudaMalloc(&B, nn * 4));
     CK(cudaMalloc(&C, nn * 4));
-    CK(cudaMalloc(&S, size_t(ctas) * 48 * 4));
+    CK(cudaMalloc(&S, size_t(ctas) * 72 * 4));
     std::vector<float> ha(nn);
     uint64_t seed = 0x7116u + uint64_t(n);
     for (float& x : ha) x = float(int(splitmix64(seed) % 9) - 4) * 0.125f;
@@ -236,16 +252,16 @@ int run_tile_stamp(const std::vector<std::string>& args) {
     for (const V& v : vs) {
       Timing plain = time_launches([&](int) { v.plain<<<grid, 256, 0, g.stream>>>(A, B, C, n, nullptr); });
       CKL();
-      CK(cudaMemset(S, 0, size_t(ctas) * 48 * 4));
+      CK(cudaMemset(S, 0, size_t(ctas) * 72 * 4));
       Timing stamped = time_launches([&](int) { v.stamped<<<grid, 256, 0, g.stream>>>(A, B, C, n, S); });
       CKL();
-      std::vector<unsigned> h(size_t(ctas) * 48);
+      std::vector<unsigned> h(size_t(ctas) * 72);
       CK(cudaMemcpy(h.data(), S, h.size() * 4, cudaMemcpyDeviceToHost));
       // per warp: s0, s1, s2, next s0 (tile 0 only), relative to the tile's earliest s0
-      std::vector<std::vector<double>> rel(8 * 4);
+      std::vector<std::vector<double>> rel(8 * 4), pre_rel(8);
       std::vector<double> period;
       for (int c = 0; c < ctas; ++c) {
-        const unsigned* p = &h[size_t(c) * 48];
+        const unsigned* p = &h[size_t(c) * 72];
         for (int tile = 0; tile < 2; ++tile) {
           unsigned base = p[tile * 3];
           for (int w = 1; w < 8; ++w)
@@ -253,6 +269,16 @@ int run_tile_stamp(const std::vector<std::string>& args) {
           for (int w = 0; w < 8; ++w)
             for (int i = 0; i < 3; ++i)
               rel[size_t(w) * 4 + size_t(i)].push_back(double(int(p[w * 6 + tile * 3 + i] - base)));
+          for (int w = 0; w < 8; ++w) pre_rel[size_t(w)].push_back(double(int(p[48 + w * 2 + tile] - base)));
+          if (n == 1024)  // b38: every CTA's stamps, less the tile's earliest s0
+            for (int w = 0; w < 8; ++w) {
+              Row raw = base_row("tile_stamp", v.name);
+              raw.set("n", n).set("ksteps", v.ks).set("cta", c).set("smid", int64_t(p[64])).set("tile", tile);
+              raw.set("warp", w).set("pre", int64_t(int(p[48 + w * 2 + tile] - base)));
+              for (int i = 0; i < 3; ++i)
+                raw.set(i == 0 ? "s0" : i == 1 ? "s1" : "s2", int64_t(int(p[w * 6 + tile * 3 + i] - base)));
+              emit("tile_stamp_raw", raw, nullptr);
+            }
           if (tile == 0) {
             unsigned base1 = p[3];
             for (int w = 1; w < 8; ++w)
@@ -270,7 +296,7 @@ int run_tile_stamp(const std::vector<std::string>& args) {
         row.set("s0_cycles", median_of(rel[size_t(w) * 4])).set("s1_cycles", median_of(rel[size_t(w) * 4 + 1]));
         row.set("s2_cycles", median_of(rel[size_t(w) * 4 + 2]))
             .set("next_s0_cycles", median_of(rel[size_t(w) * 4 + 3]));
-        row.set("tile_period_cycles", median_of(period));
+        row.set("tile_period_cycles", median_of(period)).set("pre_cycles", median_of(pre_rel[size_t(w)]));
         row.set("plain_cycles_per_tile", plain.median_us * mhz / (n / 8));
         row.set("stamped_cycles_per_tile", stamped.median_us * mhz / (n / 8));
         emit("tile_stamp", row, &stamped);
