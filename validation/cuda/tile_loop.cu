@@ -8,6 +8,7 @@
 // without the L2's latency.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <vector>
 
@@ -252,9 +253,15 @@ int run_tile_stamp(const std::vector<std::string>& args) {
     for (const V& v : vs) {
       Timing plain = time_launches([&](int) { v.plain<<<grid, 256, 0, g.stream>>>(A, B, C, n, nullptr); });
       CKL();
+      std::vector<float> c_plain(nn), c_stamped(nn);  // b39: the stamped kernel must compute what the plain one does
+      CK(cudaMemcpy(c_plain.data(), C, nn * 4, cudaMemcpyDeviceToHost));
+      poison(C, nn * 4);
       CK(cudaMemset(S, 0, size_t(ctas) * 72 * 4));
       Timing stamped = time_launches([&](int) { v.stamped<<<grid, 256, 0, g.stream>>>(A, B, C, n, S); });
       CKL();
+      CK(cudaMemcpy(c_stamped.data(), C, nn * 4, cudaMemcpyDeviceToHost));
+      size_t differ = 0;
+      for (size_t i = 0; i < nn; ++i) differ += std::memcmp(&c_plain[i], &c_stamped[i], 4) != 0;
       std::vector<unsigned> h(size_t(ctas) * 72);
       CK(cudaMemcpy(h.data(), S, h.size() * 4, cudaMemcpyDeviceToHost));
       // per warp: s0, s1, s2, next s0 (tile 0 only), relative to the tile's earliest s0
@@ -299,12 +306,15 @@ int run_tile_stamp(const std::vector<std::string>& args) {
         row.set("tile_period_cycles", median_of(period)).set("pre_cycles", median_of(pre_rel[size_t(w)]));
         row.set("plain_cycles_per_tile", plain.median_us * mhz / (n / 8));
         row.set("stamped_cycles_per_tile", stamped.median_us * mhz / (n / 8));
+        row.set("check", differ ? "FAIL" : "ok").set("differing_outputs", int64_t(differ));
         emit("tile_stamp", row, &stamped);
         line += " " + std::to_string(int(median_of(rel[size_t(w) * 4 + 1])));
       }
-      log("tile_stamp n=%d ks=%d %s: per tile plain %.1f stamped %.1f, stamped tile %.1f; s1 per warp:%s; s2 %.0f\n", n,
-          v.ks, v.name, plain.median_us * mhz / (n / 8), stamped.median_us * mhz / (n / 8), median_of(period),
-          line.c_str(), median_of(rel[2]));
+      log("tile_stamp n=%d ks=%d %s (output %s): per tile plain %.1f stamped %.1f, stamped tile %.1f; s1 per warp:%s; "
+          "s2 %.0f\n",
+          n, v.ks, v.name, differ ? "differs from the plain kernel's" : "as the plain kernel's",
+          plain.median_us * mhz / (n / 8), stamped.median_us * mhz / (n / 8), median_of(period), line.c_str(),
+          median_of(rel[2]));
     }
     for (float* p : {A, B, C}) CK(cudaFree(p));
     CK(cudaFree(S));
