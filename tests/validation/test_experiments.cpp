@@ -3,9 +3,7 @@
 // after it), b33 (a steady and a barrier load loop), b35 (the store path), b36 (gemm_fp32's tile loop).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,22 +18,12 @@ using namespace gtsim::validation::fixture;
 
 namespace {
 
-// The rows of a CSV file (no quoted commas) as column -> value, the header's names as keys.
+// The rows of a committed CSV file as column -> value (validation/csv.hpp).
 std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> head;
-  for (std::stringstream hs(line); std::getline(hs, line, ',');) head.push_back(line);
+  CsvTable t = read_csv(path);
+  EXPECT_FALSE(t.rows.empty()) << path;
   std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    for (std::stringstream ls(line); std::getline(ls, line, ',');) f.push_back(line);
-    if (f.size() != head.size()) continue;
-    auto& r = rows.emplace_back();
-    for (size_t i = 0; i < f.size(); ++i) r[head[i]] = f[i];
-  }
+  for (size_t r = 0; r < t.rows.size(); ++r) rows.push_back(t.row_map(r));
   return rows;
 }
 

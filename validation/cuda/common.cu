@@ -73,10 +73,8 @@ std::string nvml_driver_version() {
 std::string device_uuid() {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(g.prop.uuid.bytes);
   char s[64];
-  std::snprintf(s, sizeof s,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                u[14], u[15]);
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   return s;
 }
 
@@ -86,7 +84,7 @@ Row& Row::set(const std::string& k, double v) {
   return set(k, std::string(b));
 }
 
-static double median(std::vector<double> v) {
+double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -230,9 +228,9 @@ static void append_csv(const std::string& path, const Row& row) {
   std::fclose(f);
 }
 
-static const char* kTimingKeys[] = {"repeats", "launches_per_rep", "median_us", "min_us", "max_us", "graph_median_us",
-                                    "sm_mhz_before", "sm_mhz_after", "mem_mhz_before", "mem_mhz_after",
-                                    "temp_c_after", "power_w_after"};
+static const char* kTimingKeys[] = {"repeats",        "launches_per_rep", "median_us",     "min_us",
+                                    "max_us",         "graph_median_us",  "sm_mhz_before", "sm_mhz_after",
+                                    "mem_mhz_before", "mem_mhz_after",    "temp_c_after",  "power_w_after"};
 
 // canary rows come from several kernels: fold their parameters into one `params` column
 static Row canary_row(const Row& row) {
@@ -241,8 +239,10 @@ static Row canary_row(const Row& row) {
   for (auto& p : row.kv) {
     bool timing = false;
     for (auto* k : kTimingKeys) timing |= p.first == k;
-    if (p.first == "batch" || p.first == "kernel" || p.first == "variant") c.set(p.first, p.second);
-    else if (!timing && p.first != "check") params += (params.empty() ? "" : ";") + p.first + "=" + p.second;
+    if (p.first == "batch" || p.first == "kernel" || p.first == "variant")
+      c.set(p.first, p.second);
+    else if (!timing && p.first != "check")
+      params += (params.empty() ? "" : ";") + p.first + "=" + p.second;
   }
   c.set("pass", g.canary_pass).set("params", "\"" + params + "\"");
   for (auto* k : kTimingKeys)
@@ -276,11 +276,14 @@ void emit(const std::string& file, Row row, const Timing* t) {
   std::string params;
   for (auto& p : row.kv) {
     if (p.first == "batch" || p.first == "kernel" || p.first == "variant" || p.first == "pass") continue;
-    if (p.first == "params") { params = p.second.substr(1, p.second.size() - 2); break; }
+    if (p.first == "params") {
+      params = p.second.substr(1, p.second.size() - 2);
+      break;
+    }
     if (p.first == "grid" || p.first == "block") continue;
     bool result = false;
-    for (auto* k : {"warmup_only_us", "cycles_per_hop", "check", "repeats", "bytes_moved", "bytes_useful", "useful_ffma",
-                    "ideal_wavefronts", "waves", "flops", "ffma_total", "sm_mhz_nvml", "rotation_slots"})
+    for (auto* k : {"warmup_only_us", "cycles_per_hop", "check", "repeats", "bytes_moved", "bytes_useful",
+                    "useful_ffma", "ideal_wavefronts", "waves", "flops", "ffma_total", "sm_mhz_nvml", "rotation_slots"})
       result |= p.first == k;
     if (result) break;
     params += (params.empty() ? "" : ";") + p.first + "=" + p.second;
@@ -349,7 +352,9 @@ __global__ void clock_probe_k(unsigned long long* out, long long spin_cycles) {
   unsigned long long t0, t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   long long c0 = clock64(), c1;
-  do { c1 = clock64(); } while (c1 - c0 < spin_cycles);
+  do {
+    c1 = clock64();
+  } while (c1 - c0 < spin_cycles);
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
   out[0] = c1 - c0;
   out[1] = t1 - t0;

@@ -80,6 +80,9 @@ struct Timing {
   Clocks before, after;
 };
 
+// The median (the mean of the middle two for an even count).
+double median(std::vector<double> v);
+
 // Times `launch(i)` (i counts every launch, warm-up included, for buffer rotation).
 // per_rep <= 0: chosen so that one repeat lasts ~g.target_batch_us. Each repeat records events
 // around per_rep back-to-back launches; `between` (if given) runs before each repeat, outside
@@ -116,8 +119,9 @@ int run_bank_conflicts(const std::vector<std::string>& args);
 int run_fixed_work(const std::vector<std::string>& args);
 int run_ffma_outer(const std::vector<std::string>& args);  // ffma_outer.cu: gemm_fp32's inner loop alone
 int run_tile_loop(const std::vector<std::string>& args);   // tile_loop.cu: gemm_fp32's tile loop, 0-8 k-steps
-int run_tile_stamp(const std::vector<std::string>& args);  // tile_loop.cu: per-warp clock stamps around its barriers (b36)
-int run_l2_read(const std::vector<std::string>& args);     // l2_read.cu: L2-to-SM read bandwidth and bursts
+int run_tile_stamp(
+    const std::vector<std::string>& args);              // tile_loop.cu: per-warp clock stamps around its barriers (b36)
+int run_l2_read(const std::vector<std::string>& args);  // l2_read.cu: L2-to-SM read bandwidth and bursts
 int run_mma(const std::vector<std::string>& args);
 int run_op_latency(const std::vector<std::string>& args);  // op_latency.cu: dependent-issue latency per kind
 int run_mma_shared(const std::vector<std::string>& args);  // mma_shared.cu: tensor cores vs the shared pipe

@@ -114,11 +114,6 @@ static std::vector<long long> burst_stamps(int grid, int block, size_t ns, Launc
   return h;
 }
 
-static double median_of(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 // stamp_span's stamps: the median over CTAs of (the warps' latest end - earliest start) / reps
 static double span_period(const std::vector<long long>& h, int grid, int warps, int reps) {
   std::vector<double> per;
@@ -128,7 +123,7 @@ static double span_period(const std::vector<long long>& h, int grid, int warps, 
       a = std::min(a, h[(size_t(c) * warps + w) * 2]), b = std::max(b, h[(size_t(c) * warps + w) * 2 + 1]);
     per.push_back(double(b - a) / reps);
   }
-  return median_of(per);
+  return median(per);
 }
 
 // kStamp false: the median over CTAs of (latest end - earliest start) / reps
@@ -182,15 +177,15 @@ static void burst_point(int mode, int loads, int warps, int reps) {
   for (int w = 0; w < warps; ++w) {
     Row row = base_row("lds_burst", mode_name);
     row.set("loads", loads).set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
-    row.set("t0_cycles", median_of(rel[size_t(w) * 3])).set("t1_cycles", median_of(rel[size_t(w) * 3 + 1]));
-    row.set("t2_cycles", median_of(rel[size_t(w) * 3 + 2]));
-    row.set("burst_cycles", median_of(burst)).set("period_cycles", median_of(period));
+    row.set("t0_cycles", median(rel[size_t(w) * 3])).set("t1_cycles", median(rel[size_t(w) * 3 + 1]));
+    row.set("t2_cycles", median(rel[size_t(w) * 3 + 2]));
+    row.set("burst_cycles", median(burst)).set("period_cycles", median(period));
     emit("lds_burst", row, nullptr);
   }
   std::string line;
-  for (int w = 0; w < warps; ++w) line += " " + std::to_string(int(median_of(rel[size_t(w) * 3 + 2])));
+  for (int w = 0; w < warps; ++w) line += " " + std::to_string(int(median(rel[size_t(w) * 3 + 2])));
   log("lds_burst %s loads=%d warps=%d: period %.0f, burst %.0f cycles; per-warp done:%s\n", mode_name, loads, warps,
-      median_of(period), median_of(burst), line.c_str());
+      median(period), median(burst), line.c_str());
 }
 
 int run_lds_burst(const std::vector<std::string>& args) {
@@ -292,14 +287,14 @@ static void steady_point(bool barrier, int warps, int reps) {
   for (int w = 0; w < warps; ++w) {
     Row row = base_row("lds_steady", name);
     row.set("warps", warps).set("reps", reps).set("grid", grid).set("warp", w);
-    row.set("period_cycles", period).set("stamped_period_cycles", median_of(sper));
-    row.set("wait_cycles", median_of(wait[w])).set("math_cycles", median_of(math[w]));
-    row.set("t1_phase_cycles", median_of(phase[w])).set("t1_spread_cycles", median_of(spread));
+    row.set("period_cycles", period).set("stamped_period_cycles", median(sper));
+    row.set("wait_cycles", median(wait[w])).set("math_cycles", median(math[w]));
+    row.set("t1_phase_cycles", median(phase[w])).set("t1_spread_cycles", median(spread));
     emit("lds_steady", row, nullptr);
-    line += " " + std::to_string(int(median_of(wait[w]))) + "/" + std::to_string(int(median_of(phase[w])));
+    line += " " + std::to_string(int(median(wait[w]))) + "/" + std::to_string(int(median(phase[w])));
   }
   log("lds_steady %s warps=%d: period %.1f (stamped %.1f), t1 spread %.0f; per warp wait/phase:%s\n", name, warps,
-      period, median_of(sper), median_of(spread), line.c_str());
+      period, median(sper), median(spread), line.c_str());
 }
 
 int run_lds_steady(const std::vector<std::string>& args) {
