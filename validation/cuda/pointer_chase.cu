@@ -155,6 +155,92 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
   return t.median_us;
 }
 
+// b40 `sm_latency`: the L2 hit latency seen from every SM. One CTA per SM (a 32-thread CTA holding 160 KB of
+// dynamic shared memory, so no second one fits), thread 0 of each chasing the same 8 MB chain (128-byte
+// nodes, L2-resident: the launch before warms it) from its own node, 1024 dependent loads past the L1
+// (ld.global.cg); the clock at each hop goes to shared memory, then to lat[cta * 1024 + hop] (the host
+// takes differences); smid[cta] is the CTA's SM.
+constexpr int kSmHops = 1024;
+__global__ void __launch_bounds__(32) sm_latency(const uint64_t* chain, uint64_t nodes, uint64_t stride,
+                                                 unsigned* lat, unsigned* smid, uint64_t* sink) {
+  extern __shared__ unsigned hop_cycles[];
+  if (threadIdx.x != 0) return;
+  uint64_t p = (uint64_t(blockIdx.x) * 7919u % nodes) * stride;
+  // hop_cycles[h]: the clock when iteration h starts, read before the wait for load h - 1's value (in-order
+  // issue), so that hop_cycles[h + 2] - hop_cycles[h + 1] is load h's latency plus the loop's few instructions
+  for (int h = 0; h < kSmHops; ++h) {
+    hop_cycles[h] = unsigned(clock64());
+    p = __ldcg(reinterpret_cast<const unsigned long long*>(reinterpret_cast<const char*>(chain) + p));
+  }
+  for (int h = 0; h < kSmHops; ++h) lat[size_t(blockIdx.x) * kSmHops + h] = hop_cycles[h];
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  smid[blockIdx.x] = s;
+  sink[blockIdx.x] = p;
+}
+
+int run_sm_latency(const std::vector<std::string>& a) {
+  (void)a;
+  Chain c;
+  const uint64_t fp = uint64_t(8) << 20, stride = 128, nodes = fp / stride;
+  build_chain(c, fp, stride, 40);
+  const int ctas = g.sms;
+  unsigned *lat, *sm;
+  uint64_t* sink;
+  CK(cudaMalloc(&lat, size_t(ctas) * kSmHops * 4));
+  CK(cudaMalloc(&sm, size_t(ctas) * 4));
+  CK(cudaMalloc(&sink, size_t(ctas) * 8));
+  const int smem = 160 * 1024;
+  CK(cudaFuncSetAttribute(sm_latency, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  for (int launch = 0; launch < 3; ++launch) {  // launch 0 warms the L2; 1 and 2 are recorded
+    sm_latency<<<ctas, 32, smem, g.stream>>>(c.dev, nodes, stride, lat, sm, sink);
+    CKL();
+    CK(cudaStreamSynchronize(g.stream));
+    if (launch == 0) continue;
+    const size_t nc = static_cast<size_t>(ctas);
+    std::vector<unsigned> h(nc * kSmHops), hs(nc);
+    std::vector<uint64_t> hsink(nc);
+    CK(cudaMemcpy(h.data(), lat, h.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hs.data(), sm, hs.size() * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hsink.data(), sink, hsink.size() * 8, cudaMemcpyDeviceToHost));
+    for (int b = 0; b < ctas; ++b) {  // clocks -> each load's cycles (hop_cycles' comment)
+      std::vector<unsigned> lat_b(kSmHops - 2);
+      for (int k = 0; k + 2 < kSmHops; ++k)
+        lat_b[size_t(k)] = h[size_t(b) * kSmHops + size_t(k) + 2] - h[size_t(b) * kSmHops + size_t(k) + 1];
+      std::copy(lat_b.begin(), lat_b.end(), h.begin() + size_t(b) * kSmHops);
+    }
+    for (int b = 0; b < ctas; ++b) {
+      std::vector<double> v(h.begin() + size_t(b) * kSmHops, h.begin() + size_t(b) * kSmHops + kSmHops - 2);
+      uint64_t p = (uint64_t(b) * 7919u % nodes) * stride;
+      for (int k = 0; k < kSmHops; ++k) p = c.host[p / 8];
+      double mean = 0;
+      for (double x : v) mean += x;
+      mean /= double(v.size());
+      std::sort(v.begin(), v.end());
+      Row r = base_row("sm_latency", "l2_cg");
+      r.set("launch", launch).set("cta", b).set("smid", uint32_t(hs[size_t(b)])).set("hops", kSmHops - 2);
+      r.set("footprint_bytes", fp).set("mean_cycles", mean).set("p10_cycles", v[v.size() / 10]);
+      r.set("median_cycles", v[v.size() / 2]).set("p90_cycles", v[v.size() * 9 / 10]);
+      r.set("min_cycles", v.front()).set("max_cycles", v.back());
+      emit("sm_latency", r.set("check", hsink[size_t(b)] == p ? "ok" : "FAIL"), nullptr);
+      if (launch == 2 && b < 4) log("sm_latency cta %d sm %u: mean %.1f median %.0f p10 %.0f p90 %.0f\n", b, hs[size_t(b)], mean, v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
+    }
+    // every load's node and cycles (for the near / far split per SM), launch 2 only
+    if (launch == 2)
+      for (int b = 0; b < ctas; ++b) {
+        Row r = base_row("sm_latency", "hops");
+        std::string all;  // node:cycles of each load, node = its byte offset / 128 in the chain
+        uint64_t q = (uint64_t(b) * 7919u % nodes) * stride;
+        for (int k = 0; k + 2 < kSmHops; ++k, q = c.host[q / 8])
+          all += (k ? " " : "") + std::to_string(q / stride) + ":" + std::to_string(h[size_t(b) * kSmHops + size_t(k)]);
+        r.set("cta", b).set("smid", uint32_t(hs[size_t(b)])).set("hop_cycles", all);
+        emit("sm_latency_hops", r, nullptr);
+      }
+  }
+  for (void* q : {(void*)lat, (void*)sm, (void*)sink}) CK(cudaFree(q));
+  return 0;
+}
+
 int run_pointer_chase(const std::vector<std::string>& a) {
   uint64_t stride = uint64_t(arg_i(a, "stride", 128));
   uint64_t maxfp = uint64_t(arg_i(a, "max", int64_t(512) << 20));

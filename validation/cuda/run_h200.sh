@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp|skew]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -21,6 +21,10 @@
 # attention over heads (b25); `ops` op_latency's latencies and rates (b26); `burst` the shared pipe's
 # service order after a barrier (lds_burst, per-warp clock64 stamps), then tile_loop again; `steady`
 # a load-then-FFMA loop with and without a barrier, per-warp stamps (lds_steady), then ffma_outer again.
+# `skew` (b40): whether some SMs run gemm_fp32's tile loop slower than others, and why: tile_stamp (now with
+# every CTA's loop span in SM cycles and its start and end in globaltimer ns: tile_span.csv), then the L2 hit
+# latency seen from every SM (sm_latency: one CTA per SM, 1022 dependent L2 loads each, every load's cycles),
+# then the plain gemm_fp32 K sweep at 1024^2 again (b24's sweep).
 # `srate`: an SM's store rate by store shape (whole lines, half sectors, whole sectors of half lines) on
 # 1-132 SMs with 8 and 32 warps each (store_rate), then store_tile's BH = 1 points again.
 set -uo pipefail
@@ -126,6 +130,11 @@ if [ "$WHAT" = tstamp ]; then
     --metrics $PM,sm__cycles_active.avg,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum \
     --csv --page raw --log-file "$D/ncu_tile_cg.csv" $T --out=/tmp --batch=ncu --ncu=1 tile_stamp > "$D/ncu_tile_cg.csv.err" 2>&1
   tail -c 300 "$D/ncu_tile_cg.csv.err"; wc -l "$D/ncu_tile_cg.csv"; pack
+fi
+if [ "$WHAT" = skew ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" sm_latency; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" tile_stamp; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=none --fp32_k=128,256,512,1024,2048; pack
 fi
 if [ "$WHAT" = burst ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack

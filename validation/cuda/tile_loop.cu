@@ -24,7 +24,8 @@ __host__ __device__ inline float fb(int kt, int t, int e) { return float((kt * 7
 // (s0), right before its second (s1) and right after it (s2), for tiles n / 16 and n / 16 + 1, kept in
 // registers (selected, no branch) and stored at the end: stamps[cta * 72 + warp * 6 + tile * 3 + i]; b38: also
 // right before the first barrier (after the tile's shared stores issued), stamps[cta * 72 + 48 + warp * 2 +
-// tile], and the CTA's SM (%smid) at stamps[cta * 72 + 64].
+// tile], and the CTA's SM (%smid) at stamps[cta * 72 + 64]; b40: thread 0's SM cycles from the loop's start to its end
+// at stamps[cta * 72 + 65] and the globaltimer (ns) at both at [66, 67] and [68, 69] (lo, hi).
 template <int kSteps, bool kLoads = true, bool kStamp = false, bool kCg = false>
 __global__ void __launch_bounds__(256)
     tile_loop(const float* A, const float* B, float* C, int n, unsigned* stamps = nullptr) {
@@ -40,6 +41,13 @@ __global__ void __launch_bounds__(256)
     for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
   float s = 0.f;
   unsigned st[6] = {0, 0, 0, 0, 0, 0}, pre[2] = {0, 0};
+  long long span0 = 0;  // b40: the CTA's SM clock when its tile loop starts (thread 0)
+  unsigned long long gt0 = 0;
+  if constexpr (kStamp)
+    if (t == 0) {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt0)::"memory");
+      span0 = clock64();
+    }
   const int kT = n / 16;
   auto stamp = [&](int kt, int i) {
     if constexpr (kStamp) {
@@ -98,6 +106,17 @@ __global__ void __launch_bounds__(256)
   }
   if constexpr (kStamp)
     if (t % 32 == 0) {
+      if (t == 0) {  // b40: the loop's span on this CTA's SM, and when it started and ended (globaltimer, ns)
+        const long long span1 = clock64();
+        unsigned long long gt1;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt1)::"memory");
+        unsigned* sp = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
+        sp[65] = unsigned(span1 - span0);
+        sp[66] = unsigned(gt0);
+        sp[67] = unsigned(gt0 >> 32);
+        sp[68] = unsigned(gt1);
+        sp[69] = unsigned(gt1 >> 32);
+      }
       unsigned* mine = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
       for (int i = 0; i < 6; ++i) mine[t / 32 * 6 + i] = st[i];
       mine[48 + t / 32 * 2] = pre[0];
@@ -273,6 +292,18 @@ int run_tile_stamp(const std::vector<std::string>& args) {
             for (int i = 0; i < 3; ++i)
               rel[size_t(w) * 4 + size_t(i)].push_back(double(int(p[w * 6 + tile * 3 + i] - base)));
           for (int w = 0; w < 8; ++w) pre_rel[size_t(w)].push_back(double(int(p[48 + w * 2 + tile] - base)));
+          if (n == 1024 && tile == 0) {  // b40: every CTA's loop span and start / end (ns after the earliest start)
+            unsigned long long gmin = ~0ull;
+            for (int c2 = 0; c2 < ctas; ++c2)
+              gmin = std::min(gmin, (unsigned long long)h[size_t(c2) * 72 + 66] |
+                                        (unsigned long long)h[size_t(c2) * 72 + 67] << 32);
+            const unsigned long long g0 = (unsigned long long)p[66] | (unsigned long long)p[67] << 32;
+            const unsigned long long g1 = (unsigned long long)p[68] | (unsigned long long)p[69] << 32;
+            Row sr = base_row("tile_stamp", v.name);
+            sr.set("n", n).set("ksteps", v.ks).set("cta", c).set("smid", int64_t(p[64]));
+            sr.set("loop_cycles", int64_t(p[65])).set("start_ns", int64_t(g0 - gmin)).set("end_ns", int64_t(g1 - gmin));
+            emit("tile_span", sr, nullptr);
+          }
           if (n == 1024)  // b38: every CTA's stamps, less the tile's earliest s0
             for (int w = 0; w < 8; ++w) {
               Row raw = base_row("tile_stamp", v.name);
