@@ -215,8 +215,8 @@ TEST(AccuracyExperiments, TileLoopSkeletonWithoutLoadsTakesTheMeasuredCycles) {
 TEST(TwinFidelity, GemmFp32IssuesItsTwinsAddressWorkEveryTile) {
   const std::string dir = kData + "/experiments/b40_sm_skew";
   SimRunner sim(kHw, kKernels);
-  auto r = check_fidelity(read_text(dir + "/ptxas.txt"), "recorded", read_gz(dir + "/sass.txt.gz"), sim, kHw, {},
-                          "b40");
+  auto r =
+      check_fidelity(read_text(dir + "/ptxas.txt"), "recorded", read_gz(dir + "/sass.txt.gz"), sim, kHw, {}, "b40");
   const TwinCheck* t = r.find("b40", "gemm_fp32ILi4", "gemm_fp32");
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->sass_checked);

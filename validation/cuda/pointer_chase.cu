@@ -161,8 +161,8 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
 // (ld.global.cg); the clock at each hop goes to shared memory, then to lat[cta * 1024 + hop] (the host
 // takes differences); smid[cta] is the CTA's SM.
 constexpr int kSmHops = 1024;
-__global__ void __launch_bounds__(32) sm_latency(const uint64_t* chain, uint64_t nodes, uint64_t stride,
-                                                 unsigned* lat, unsigned* smid, uint64_t* sink) {
+__global__ void __launch_bounds__(32)
+    sm_latency(const uint64_t* chain, uint64_t nodes, uint64_t stride, unsigned* lat, unsigned* smid, uint64_t* sink) {
   extern __shared__ unsigned hop_cycles[];
   if (threadIdx.x != 0) return;
   uint64_t p = (uint64_t(blockIdx.x) * 7919u % nodes) * stride;
@@ -223,7 +223,9 @@ int run_sm_latency(const std::vector<std::string>& a) {
       r.set("median_cycles", v[v.size() / 2]).set("p90_cycles", v[v.size() * 9 / 10]);
       r.set("min_cycles", v.front()).set("max_cycles", v.back());
       emit("sm_latency", r.set("check", hsink[size_t(b)] == p ? "ok" : "FAIL"), nullptr);
-      if (launch == 2 && b < 4) log("sm_latency cta %d sm %u: mean %.1f median %.0f p10 %.0f p90 %.0f\n", b, hs[size_t(b)], mean, v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
+      if (launch == 2 && b < 4)
+        log("sm_latency cta %d sm %u: mean %.1f median %.0f p10 %.0f p90 %.0f\n", b, hs[size_t(b)], mean,
+            v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
     }
     // every load's node and cycles (for the near / far split per SM), launch 2 only
     if (launch == 2)
