@@ -305,4 +305,122 @@ int run_lds_steady(const std::vector<std::string>& args) {
   return 0;
 }
 
+// b41 `bar_store`: does a barrier wait for the shared stores issued before it? One CTA of 8 warps per SM;
+// each of `reps` repetitions: the storing warps (kAll false: warps 0 and 4, which share a sub-partition;
+// true: all eight) issue kStores STS.128 (4 wavefronts each) into their own region, every warp reads the
+// SM clock (pre), BAR.SYNC, reads it again (s0), loads one word of warp 0's last store (LDS, as a
+// tile loop's first load reads another warp's store), uses it, reads the clock (s1), and a second barrier
+// ends the repetition. Lane 0 keeps repetitions reps / 2 and reps / 2 + 1 in registers (no branch).
+// Correctness needs every warp's load after warp 0's stores: on a pipe that serves the sub-partitions'
+// queues in turn, the loads of warps on the other sub-partitions would otherwise pass warp 0's stores.
+template <int kStores, bool kAll>
+__global__ void __launch_bounds__(256) bar_store(float* out, long long* stamps, int reps, int* bad) {
+  __shared__ __align__(16) float4 Ss[8][8][32];
+  const int t = threadIdx.x, w = t / 32, lane = t % 32;
+  const bool stores = kAll || w % 4 == 0;
+  long long st[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  float acc = 0.f;
+  int wrong = 0;
+  const int r0 = reps / 2;
+  const long long start = clk();
+  for (int r = 0; r < reps; ++r) {
+    if (stores)
+#pragma unroll
+      for (int k = 0; k < kStores; ++k) {
+        const float v = float(r + w + k);
+        Ss[w][k][lane] = make_float4(v, v, v, v);
+      }
+    const long long pre = clk();
+    __syncthreads();
+    const long long s0 = clk();
+    float v[4];
+    const int k = kStores > 0 ? kStores - 1 : 0;
+    lds4b(v, uint32_t(__cvta_generic_to_shared(&Ss[0][k][lane])));
+    const float u = use2(v[0], v[3]);
+    const long long s1 = clk();
+    acc += u;
+    if (kStores > 0 && u != 2.f * float(r + k)) ++wrong;
+    __syncthreads();
+    const long long s2 = clk();
+    const bool a = r == r0, b = r == r0 + 1;  // selects, no branch, no local memory
+    st[0] = a ? pre : st[0], st[1] = a ? s0 : st[1], st[2] = a ? s1 : st[2], st[3] = a ? s2 : st[3];
+    st[4] = b ? pre : st[4], st[5] = b ? s0 : st[5], st[6] = b ? s1 : st[6], st[7] = b ? s2 : st[7];
+  }
+  const long long end = clk();
+  out[blockIdx.x * 256 + t] = acc;
+  if (wrong) atomicAdd(bad, wrong);
+  if (lane == 0) {
+    long long* p = stamps + (size_t(blockIdx.x) * 8 + w) * 10;
+    for (int j = 0; j < 8; ++j) p[j] = st[j];
+    p[8] = start, p[9] = end;
+  }
+}
+
+template <int kStores, bool kAll>
+void bar_store_point(int reps) {
+  const int ctas = g.sms;
+  float* out;
+  long long* stamps;
+  int* bad;
+  CK(cudaMalloc(&out, size_t(ctas) * 256 * 4));
+  CK(cudaMalloc(&stamps, size_t(ctas) * 8 * 10 * 8));
+  CK(cudaMalloc(&bad, 4));
+  CK(cudaMemset(bad, 0, 4));
+  Timing tm = time_launches([&](int) { bar_store<kStores, kAll><<<ctas, 256, 0, g.stream>>>(out, stamps, reps, bad); });
+  CKL();
+  std::vector<long long> h(size_t(ctas) * 80);
+  int hbad = 0;
+  CK(cudaMemcpy(h.data(), stamps, h.size() * 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&hbad, bad, 4, cudaMemcpyDeviceToHost));
+  // per warp, less the repetition's last `pre` of the CTA: pre, s0, s1, s2 (medians over CTAs and 2 reps)
+  std::vector<std::vector<double>> rel(8 * 4);
+  std::vector<double> period, spread_s1;
+  for (int c = 0; c < ctas; ++c) {
+    const long long* p = &h[size_t(c) * 80];
+    for (int rep = 0; rep < 2; ++rep) {
+      long long last = p[rep * 4], s1min = p[rep * 4 + 2], s1max = p[rep * 4 + 2];
+      for (int w = 1; w < 8; ++w) {
+        last = std::max(last, p[w * 10 + rep * 4]);
+        s1min = std::min(s1min, p[w * 10 + rep * 4 + 2]);
+        s1max = std::max(s1max, p[w * 10 + rep * 4 + 2]);
+      }
+      spread_s1.push_back(double(s1max - s1min));
+      for (int w = 0; w < 8; ++w)
+        for (int i = 0; i < 4; ++i) rel[size_t(w) * 4 + size_t(i)].push_back(double(p[w * 10 + rep * 4 + i] - last));
+    }
+    period.push_back(double(p[9] - p[8]) / reps);
+  }
+  std::string line;
+  for (int w = 0; w < 8; ++w) {
+    Row row = base_row("bar_store", kAll ? "all_store" : "sp0_stores");
+    row.set("stores", kStores).set("warp", w).set("ctas", ctas).set("reps", reps);
+    row.set("pre_cycles", median(rel[size_t(w) * 4])).set("s0_cycles", median(rel[size_t(w) * 4 + 1]));
+    row.set("s1_cycles", median(rel[size_t(w) * 4 + 2])).set("s2_cycles", median(rel[size_t(w) * 4 + 3]));
+    row.set("s1_spread_cycles", median(spread_s1)).set("period_cycles", median(period));
+    row.set("wrong_loads", int64_t(hbad)).set("check", hbad ? "FAIL" : "ok");
+    emit("bar_store", row, &tm);
+    line += " " + std::to_string(int(median(rel[size_t(w) * 4 + 2])));
+  }
+  log("bar_store %s stores=%d: period %.1f; s1 - last pre per warp:%s (wrong loads %d)\n", kAll ? "all" : "sp0",
+      kStores, median(period), line.c_str(), hbad);
+  CK(cudaFree(out));
+  CK(cudaFree(stamps));
+  CK(cudaFree(bad));
+}
+
+int run_bar_store(const std::vector<std::string>& args) {
+  (void)args;
+  const int reps = g.quick ? 8 : 64;
+  bar_store_point<0, false>(reps);
+  bar_store_point<1, false>(reps);
+  bar_store_point<2, false>(reps);
+  bar_store_point<4, false>(reps);
+  bar_store_point<8, false>(reps);
+  bar_store_point<1, true>(reps);
+  bar_store_point<2, true>(reps);
+  bar_store_point<4, true>(reps);
+  bar_store_point<8, true>(reps);
+  return 0;
+}
+
 }  // namespace twins

@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
           run_strided_copy(args) | run_pointer_chase(args) | run_sm_latency(args) | run_divergence(args);
     rc |= run_bank_conflicts(args) | run_fixed_work(args) | run_ffma_outer(args) | run_tile_loop(args) |
           run_tile_stamp(args) | run_l2_read(args) | run_mma(args) | run_mma_shared(args) | run_op_latency(args) |
-          run_lds_burst(args) | run_lds_steady(args) | run_empty(args) | run_apps(args);
+          run_lds_burst(args) | run_lds_steady(args) | run_bar_store(args) | run_empty(args) | run_apps(args);
     std::printf("selftest done (check the ok/FAIL marks above)\n");
     return rc;
   }
@@ -155,6 +155,8 @@ int main(int argc, char** argv) {
       rc = (clock_row(c.c_str()), run_strided_copy(args));
     else if (c == "pointer_chase")
       rc = (clock_row(c.c_str()), run_pointer_chase(args));
+    else if (c == "bar_store")
+      rc = (clock_row(c.c_str()), run_bar_store(args));
     else if (c == "sm_latency")
       rc = (clock_row(c.c_str()), run_sm_latency(args));
     else if (c == "divergence")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp|skew]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp|skew|barst]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -135,6 +135,13 @@ if [ "$WHAT" = skew ]; then
   run timeout 200 $T --out="$D" --batch="$BATCH" sm_latency; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" tile_stamp; pack
   run timeout 200 $T --out="$D" --batch="$BATCH" apps --only=none --fp32_k=128,256,512,1024,2048; pack
+fi
+# `barst` (b41): whether a barrier waits for the shared stores before it (bar_store: warps 0 and 4, or all
+# eight, store 0-8 STS.128 each, then every warp loads warp 0's last store after the barrier; per-warp
+# clock stamps), then lds_steady again
+if [ "$WHAT" = barst ]; then
+  run timeout 200 $T --out="$D" --batch="$BATCH" bar_store; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" lds_steady; pack
 fi
 if [ "$WHAT" = burst ]; then
   run timeout 120 $T --out="$D" --batch="$BATCH" lds_burst; pack
