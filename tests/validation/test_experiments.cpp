@@ -3,9 +3,7 @@
 // after it), b33 (a steady and a barrier load loop), b35 (the store path), b36 (gemm_fp32's tile loop).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,13 +26,6 @@ std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path
   std::vector<std::map<std::string, std::string>> rows;
   for (size_t r = 0; r < t.rows.size(); ++r) rows.push_back(t.row_map(r));
   return rows;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
 }
 
 // b29's lds_burst_period.csv: the H200's cycles per repetition of one variant, by warps per CTA.
@@ -215,8 +206,7 @@ TEST(AccuracyExperiments, TileLoopSkeletonWithoutLoadsTakesTheMeasuredCycles) {
 TEST(TwinFidelity, GemmFp32IssuesItsTwinsAddressWorkEveryTile) {
   const std::string dir = kData + "/experiments/b40_sm_skew";
   SimRunner sim(kHw, kKernels);
-  auto r =
-      check_fidelity(read_text(dir + "/ptxas.txt"), "recorded", read_gz(dir + "/sass.txt.gz"), sim, kHw, {}, "b40");
+  auto r = check_fidelity(slurp(dir + "/ptxas.txt"), "recorded", read_gz(dir + "/sass.txt.gz"), sim, kHw, {}, "b40");
   const TwinCheck* t = r.find("b40", "gemm_fp32ILi4", "gemm_fp32");
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->sass_checked);

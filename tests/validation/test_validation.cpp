@@ -25,13 +25,6 @@ using namespace gtsim::validation;
 using namespace gtsim::validation::fixture;
 
 namespace {
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string tmp_copy(const std::string& from, const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("gtsim_val_" + std::to_string(::getpid()));
   fs::create_directories(d);

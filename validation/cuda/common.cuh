@@ -114,7 +114,7 @@ int run_store_tile(const std::vector<std::string>& args);    // store_tile.cu: t
 int run_store_rate(const std::vector<std::string>& args);    // store_tile.cu: an SM's store rate by shape and SM count
 int run_strided_copy(const std::vector<std::string>& args);
 int run_pointer_chase(const std::vector<std::string>& args);
-int run_bar_store(const std::vector<std::string>& args);  // b41: does a barrier wait for the shared stores before it?
+int run_bar_store(const std::vector<std::string>& args);   // b41: does a barrier wait for the shared stores before it?
 int run_sm_latency(const std::vector<std::string>& args);  // b40: the L2 hit latency from every SM
 int run_divergence(const std::vector<std::string>& args);
 int run_bank_conflicts(const std::vector<std::string>& args);

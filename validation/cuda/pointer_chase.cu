@@ -15,8 +15,8 @@
 namespace twins {
 
 template <bool TIMED>
-__global__ void __launch_bounds__(256) pointer_chase(const uint64_t* chain, uint64_t footprint_bytes,
-                                                     uint64_t hops, uint64_t* out) {
+__global__ void __launch_bounds__(256)
+    pointer_chase(const uint64_t* chain, uint64_t footprint_bytes, uint64_t hops, uint64_t* out) {
   const uint4* v = reinterpret_cast<const uint4*>(chain);
   uint64_t nvec = footprint_bytes / 16;
   uint32_t sink = 0;
@@ -39,7 +39,8 @@ __global__ void __launch_bounds__(256) pointer_chase(const uint64_t* chain, uint
       c0 = clock64();
     }
     uint64_t p = 0;
-    for (uint64_t h = 0; h < hops; ++h) p = *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(chain) + p);
+    for (uint64_t h = 0; h < hops; ++h)
+      p = *reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(chain) + p);
     if (TIMED) {
       // consume p before reading the clock so the last load is inside the interval
       if (p == ~0ull) sink = 0;
@@ -114,8 +115,8 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
   CK(cudaMemcpy(h, out, 32, cudaMemcpyDeviceToHost));
   bool ok = h[0] == c.walk(hops);
   // hops = 0: warm-up alone (the chase removed), for the difference method
-  Timing t0 = time_launches([&](int) { pointer_chase<false><<<1, 256, 0, g.stream>>>(c.dev, footprint, 0, out); },
-                            1, reps, 1, scrub);
+  Timing t0 = time_launches([&](int) { pointer_chase<false><<<1, 256, 0, g.stream>>>(c.dev, footprint, 0, out); }, 1,
+                            reps, 1, scrub);
   Row r = base_row("pointer_chase", "twin");
   r.set("footprint_bytes", footprint).set("stride_bytes", stride).set("hops", hops).set("grid", 1).set("block", 256);
   double ns_hop = (t.median_us - t0.median_us) * 1e3 / hops;
@@ -127,9 +128,8 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
   if (timed_variant) {
     uint64_t th = hops < 65536 ? hops : 65536;
     std::vector<double> cyc, ns;
-    Timing tt = time_launches(
-        [&](int) { pointer_chase<true><<<1, 256, 0, g.stream>>>(c.dev, footprint, th, out); }, 1, g.repeats, 1,
-        scrub);
+    Timing tt = time_launches([&](int) { pointer_chase<true><<<1, 256, 0, g.stream>>>(c.dev, footprint, th, out); }, 1,
+                              g.repeats, 1, scrub);
     // read the counters of the last launch, then repeat a few more single launches for a median
     for (int k = 0; k < (g.quick ? 1 : 5); ++k) {
       scrub();
@@ -161,11 +161,15 @@ double point_pointer_chase(uint64_t footprint, uint64_t stride, const char* file
 // (ld.global.cg); the clock at each hop goes to shared memory, then to lat[cta * 1024 + hop] (the host
 // takes differences); smid[cta] is the CTA's SM.
 constexpr int kSmHops = 1024;
+// CTA b's first node (byte offset): spread over the chain so that the SMs do not chase in step
+__host__ __device__ inline uint64_t sm_chain_start(uint64_t b, uint64_t nodes, uint64_t stride) {
+  return b * 7919u % nodes * stride;
+}
 __global__ void __launch_bounds__(32)
     sm_latency(const uint64_t* chain, uint64_t nodes, uint64_t stride, unsigned* lat, unsigned* smid, uint64_t* sink) {
   extern __shared__ unsigned hop_cycles[];
   if (threadIdx.x != 0) return;
-  uint64_t p = (uint64_t(blockIdx.x) * 7919u % nodes) * stride;
+  uint64_t p = sm_chain_start(blockIdx.x, nodes, stride);
   // hop_cycles[h]: the clock when iteration h starts, read before the wait for load h - 1's value (in-order
   // issue), so that hop_cycles[h + 2] - hop_cycles[h + 1] is load h's latency plus the loop's few instructions
   for (int h = 0; h < kSmHops; ++h) {
@@ -211,7 +215,7 @@ int run_sm_latency(const std::vector<std::string>& a) {
     }
     for (int b = 0; b < ctas; ++b) {
       std::vector<double> v(h.begin() + size_t(b) * kSmHops, h.begin() + size_t(b) * kSmHops + kSmHops - 2);
-      uint64_t p = (uint64_t(b) * 7919u % nodes) * stride;
+      uint64_t p = sm_chain_start(uint64_t(b), nodes, stride);
       for (int k = 0; k < kSmHops; ++k) p = c.host[p / 8];
       double mean = 0;
       for (double x : v) mean += x;
@@ -232,7 +236,7 @@ int run_sm_latency(const std::vector<std::string>& a) {
       for (int b = 0; b < ctas; ++b) {
         Row r = base_row("sm_latency", "hops");
         std::string all;  // node:cycles of each load, node = its byte offset / 128 in the chain
-        uint64_t q = (uint64_t(b) * 7919u % nodes) * stride;
+        uint64_t q = sm_chain_start(uint64_t(b), nodes, stride);
         for (int k = 0; k + 2 < kSmHops; ++k, q = c.host[q / 8])
           all += (k ? " " : "") + std::to_string(q / stride) + ":" + std::to_string(h[size_t(b) * kSmHops + size_t(k)]);
         r.set("cta", b).set("smid", uint32_t(hs[size_t(b)])).set("hop_cycles", all);

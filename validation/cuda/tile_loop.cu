@@ -106,26 +106,23 @@ __global__ void __launch_bounds__(256)
   }
   if constexpr (kStamp)
     if (t % 32 == 0) {
+      unsigned* mine = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
       if (t == 0) {  // b40: the loop's span on this CTA's SM, and when it started and ended (globaltimer, ns)
         const long long span1 = clock64();
         unsigned long long gt1;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt1)::"memory");
-        unsigned* sp = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
-        sp[65] = unsigned(span1 - span0);
-        sp[66] = unsigned(gt0);
-        sp[67] = unsigned(gt0 >> 32);
-        sp[68] = unsigned(gt1);
-        sp[69] = unsigned(gt1 >> 32);
-      }
-      unsigned* mine = stamps + (size_t(blockIdx.y) * gridDim.x + blockIdx.x) * 72;
-      for (int i = 0; i < 6; ++i) mine[t / 32 * 6 + i] = st[i];
-      mine[48 + t / 32 * 2] = pre[0];
-      mine[48 + t / 32 * 2 + 1] = pre[1];
-      if (t == 0) {
         unsigned smid;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
         mine[64] = smid;
+        mine[65] = unsigned(span1 - span0);
+        mine[66] = unsigned(gt0);
+        mine[67] = unsigned(gt0 >> 32);
+        mine[68] = unsigned(gt1);
+        mine[69] = unsigned(gt1 >> 32);
       }
+      for (int i = 0; i < 6; ++i) mine[t / 32 * 6 + i] = st[i];
+      mine[48 + t / 32 * 2] = pre[0];
+      mine[48 + t / 32 * 2 + 1] = pre[1];
     }
   if constexpr (kSteps == 0) {
     C[size_t(m0 + tm) * n + n0 + tn] = s;
@@ -282,6 +279,12 @@ int run_tile_stamp(const std::vector<std::string>& args) {
       // per warp: s0, s1, s2, next s0 (tile 0 only), relative to the tile's earliest s0
       std::vector<std::vector<double>> rel(8 * 4), pre_rel(8);
       std::vector<double> period;
+      auto globaltimer = [&](int c, int at) {  // b40: a CTA's globaltimer stamp at words at, at + 1
+        return (unsigned long long)h[size_t(c) * 72 + size_t(at)] |
+               (unsigned long long)h[size_t(c) * 72 + size_t(at) + 1] << 32;
+      };
+      unsigned long long gmin = ~0ull;  // the earliest CTA start
+      for (int c = 0; c < ctas; ++c) gmin = std::min(gmin, globaltimer(c, 66));
       for (int c = 0; c < ctas; ++c) {
         const unsigned* p = &h[size_t(c) * 72];
         for (int tile = 0; tile < 2; ++tile) {
@@ -293,15 +296,10 @@ int run_tile_stamp(const std::vector<std::string>& args) {
               rel[size_t(w) * 4 + size_t(i)].push_back(double(int(p[w * 6 + tile * 3 + i] - base)));
           for (int w = 0; w < 8; ++w) pre_rel[size_t(w)].push_back(double(int(p[48 + w * 2 + tile] - base)));
           if (n == 1024 && tile == 0) {  // b40: every CTA's loop span and start / end (ns after the earliest start)
-            unsigned long long gmin = ~0ull;
-            for (int c2 = 0; c2 < ctas; ++c2)
-              gmin = std::min(gmin, (unsigned long long)h[size_t(c2) * 72 + 66] |
-                                        (unsigned long long)h[size_t(c2) * 72 + 67] << 32);
-            const unsigned long long g0 = (unsigned long long)p[66] | (unsigned long long)p[67] << 32;
-            const unsigned long long g1 = (unsigned long long)p[68] | (unsigned long long)p[69] << 32;
             Row sr = base_row("tile_stamp", v.name);
             sr.set("n", n).set("ksteps", v.ks).set("cta", c).set("smid", int64_t(p[64]));
-            sr.set("loop_cycles", int64_t(p[65])).set("start_ns", int64_t(g0 - gmin)).set("end_ns", int64_t(g1 - gmin));
+            sr.set("loop_cycles", int64_t(p[65])).set("start_ns", int64_t(globaltimer(c, 66) - gmin));
+            sr.set("end_ns", int64_t(globaltimer(c, 68) - gmin));
             emit("tile_span", sr, nullptr);
           }
           if (n == 1024)  // b38: every CTA's stamps, less the tile's earliest s0
