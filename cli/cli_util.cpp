@@ -61,7 +61,12 @@ std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<s
 
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
                                                 const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed) {
-  auto kernel = ir::parse_kernel_file(kernel_path);
+  return load_program(kernel_path, params, hw, parsed, ir::parse_kernel_file(kernel_path));
+}
+
+std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
+                                                const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed,
+                                                std::shared_ptr<const ir::Kernel> kernel) {
   for (const auto& [name, _] : params) {
     bool known = false;
     for (const auto& p : kernel->params) known = known || p.name == name;

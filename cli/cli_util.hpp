@@ -35,6 +35,11 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
 // "status (error band)" label of a config's validation section, e.g. "calibrated, held-out MAPE 7.9%".
 nlohmann::json validation_label(const ConfigNode& hw);
 
+// The same for a kernel already parsed (a sweep parses once and binds every point).
+std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
+                                                const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed,
+                                                std::shared_ptr<const ir::Kernel> kernel);
+
 std::string git_revision();
 
 }  // namespace gtsim::cli

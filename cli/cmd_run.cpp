@@ -16,7 +16,7 @@ namespace {
 struct RunOptions {
   std::string hw, kernel, json, resolved, l2_start = "empty";
   std::vector<std::string> params, sets;
-  bool stats = false;
+  bool stats = false, exact = false;
 };
 }  // namespace
 
@@ -29,6 +29,9 @@ Runner add_run(CLI::App& app) {
   app.add_option("--json", o->json, "write the result as one JSON object to PATH ('-' = stdout, report suppressed)");
   app.add_option("--resolved-config", o->resolved, "write the fully resolved config (with git revision) to PATH");
   app.add_flag("--stats", o->stats, "include the hierarchical stats tree in the JSON");
+  app.add_flag("--exact", o->exact,
+               "simulate every CTA and every loop iteration (default: sampled: steady-state loop iterations and "
+               "whole turnovers of CTAs are fast-forwarded once their timing converges; docs/sampling.md)");
   app.add_option("--l2-start", o->l2_start,
                  "what the L2 holds when the launch starts: empty (a fresh machine), hot (the same launch ran "
                  "just before: simulated twice), resident (the kernel's buffers are in the L2 as that launch "
@@ -41,6 +44,9 @@ Runner add_run(CLI::App& app) {
     std::shared_ptr<const ir::Kernel> kernel;
     auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);
     gpu::GpuModel model(*hw);
+    gpu::SamplingPolicy sampling;
+    sampling.exact = o->exact;
+    model.set_sampling(sampling);
     gpu::LaunchHistory history{gpu::parse_l2_start(o->l2_start)};
     auto run = gpu::run_after_history(model, *kernel, *program, history, gpu::config_l2_bytes(*hw));
     nlohmann::json j = run.result.to_json();

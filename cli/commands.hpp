@@ -18,5 +18,7 @@ Runner add_compare(CLI::App& app);
 Runner add_roofline(CLI::App& app);
 Runner add_calibrate(CLI::App& app);
 Runner add_validate(CLI::App& app);
+Runner add_sweep(CLI::App& app);
+Runner add_merge(CLI::App& app);
 
 }  // namespace gtsim::cli

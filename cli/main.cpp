@@ -38,6 +38,11 @@ int main(int argc, char** argv) {
       cli::add_roofline);
   reg("calibrate", "fit a GPU config's calibrated parameters from measured microbenchmarks, through the model",
       cli::add_calibrate);
+  reg("sweep",
+      "one kernel or workload over a grid of parameters on threads, shards (--shard I/N) or MPI ranks: a CSV "
+      "row per point",
+      cli::add_sweep);
+  reg("merge", "join the shard files of gtsim sweep --shard I/N into the CSV one sweep writes", cli::add_merge);
   reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity",
       cli::add_validate);
 

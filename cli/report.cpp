@@ -74,10 +74,21 @@ std::string format_run_report(const nlohmann::json& j) {
      << "% of peak warps\n";
   os << "  shared        " << metric(j, "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum") << " wavefronts, "
      << metric(j, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum") << " bank conflicts\n";
+  const auto& smp = j.value("sampling", nlohmann::json::object());
+  double simulated = num(j, "warp_instructions") * smp.value("fraction_simulated", 1.0);
+  if (smp.value("exact", true))
+    os << "  sampling      exact (every CTA and iteration simulated)\n";
+  else {
+    std::snprintf(buf, sizeof buf,
+                  "  sampling      %.1f%% of the warp instructions simulated, estimated error %.2f%% (--exact "
+                  "simulates all)\n",
+                  100.0 * smp.value("fraction_simulated", 1.0), smp.value("estimated_error_pct", 0.0));
+    os << buf;
+  }
   double wall = num(j, "sim_wall_seconds");
-  std::snprintf(buf, sizeof buf, "  simulator     %.3f s host, %.0f events, %.2f M warp inst/s, slowdown %.0fx\n", wall,
-                num(j, "events"), wall > 0 ? num(j, "warp_instructions") / wall / 1e6 : 0.0,
-                t > 0 ? wall / (t * 1e-6) : 0.0);
+  std::snprintf(buf, sizeof buf,
+                "  simulator     %.3f s host, %.0f events, %.2f M simulated warp inst/s, slowdown %.0fx\n", wall,
+                num(j, "events"), wall > 0 ? simulated / wall / 1e6 : 0.0, t > 0 ? wall / (t * 1e-6) : 0.0);
   os << buf;
   return os.str();
 }

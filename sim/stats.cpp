@@ -79,6 +79,12 @@ uint64_t StatGroup::sum_counters(const std::string& name) const {
   return total;
 }
 
+void StatGroup::collect_counters(std::vector<Counter*>& out) {
+  for (auto& st : stats_)
+    if (auto* c = dynamic_cast<Counter*>(st.get())) out.push_back(c);
+  for (auto& [_, g] : children_) g->collect_counters(out);
+}
+
 nlohmann::json StatGroup::to_json(bool with_meta) const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& s : stats_) {

@@ -98,6 +98,8 @@ class StatGroup {
   const Stat* find(const std::string& path) const;
   // Sum of all counters named `name` in this subtree (e.g. "dram_read_bytes" over every channel).
   uint64_t sum_counters(const std::string& name) const;
+  // Every counter of this subtree, depth first in name order (sampled simulation extrapolates them).
+  void collect_counters(std::vector<Counter*>& out);
 
   // {"stat": value, ..., "child": {...}}; with_meta adds {"value","desc","unit"} objects instead.
   nlohmann::json to_json(bool with_meta = false) const;

@@ -290,6 +290,22 @@ void Compiler::run() {
   collect_regs(k_.body);
   block(k_.body);
   emit(Op{OpK::kExit});
+  choose_sample_loop();
+}
+
+// The loop sampled simulation fast-forwards (docs/sampling.md): a warp-uniform loop with loop control
+// whose body carries the kernel's work; loops declared `runtime` (the kernel's main loop over a run-time
+// trip count) first, then the deepest, then the first in program order.
+void Compiler::choose_sample_loop() {
+  auto rank = [&](uint32_t i) {
+    const LoopCtl& l = P.loop_ctl[i];
+    return std::pair{int(l.runtime), int(l.depth)};
+  };
+  for (uint32_t i = 0; i < P.loop_ctl.size(); ++i) {
+    const LoopCtl& l = P.loop_ctl[i];
+    if (!l.uniform || !l.carries_work) continue;
+    if (P.sample_loop == kNoExpr || rank(i) > rank(P.sample_loop)) P.sample_loop = i;
+  }
 }
 
 std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags,

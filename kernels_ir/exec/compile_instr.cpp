@@ -95,6 +95,9 @@ void Compiler::loop(const Stmt& s) {
   uint32_t slot = uint32_t(P.slots.size());
   P.slots.push_back(SlotInfo{uni});
   uint32_t ctl = loop_control(s, lo, hi, step);
+  uint32_t ctl_depth = 0;
+  for (uint32_t l : loops_) ctl_depth += P.code[l].loop != kNoExpr;
+  const size_t first_inst = P.insts.size();
   uint32_t init = emit(Op{OpK::kLoopInit, !uni, slot, lo});
   uint32_t test = emit(Op{OpK::kLoopTest, false, slot, hi, 0, step});
   P.code[init].loop = P.code[test].loop = ctl;
@@ -108,6 +111,18 @@ void Compiler::loop(const Stmt& s) {
   scope_.pop_back();
   if (!uni) divergent_.pop_back();
   P.code[emit(Op{OpK::kLoopInc, false, slot, step, test})].loop = ctl;
+  if (ctl != kNoExpr) {
+    LoopCtl& lc = P.loop_ctl[ctl];
+    lc.uniform = uni && cx(step).u != Uniformity::kVarying;
+    lc.runtime = s.runtime_trip;
+    lc.depth = ctl_depth;
+    for (size_t i = first_inst; i < P.insts.size() && !lc.carries_work; ++i) {
+      OpClass op = P.insts[i].op;
+      lc.carries_work = op == OpClass::kLdGlobal || op == OpClass::kStGlobal || op == OpClass::kAtomGlobal ||
+                        op == OpClass::kCpAsync || op == OpClass::kBarSync || op == OpClass::kMbarWait ||
+                        op == OpClass::kMma || op == OpClass::kWgmma;
+    }
+  }
   uint32_t exit = uint32_t(P.code.size());
   if (ctl != kNoExpr)
     for (uint32_t id : {P.loop_ctl[ctl].iadd, P.loop_ctl[ctl].setp, P.loop_ctl[ctl].bra}) P.loop_of_inst[id] = init;
@@ -318,6 +333,7 @@ void Compiler::instr(const Instr& in, const Loc& loc) {
   if (ci.op == OpClass::kBarSync && nest_ > 0 && !divergent_.empty()) {
   }
   if ((ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) && dead_ == 0) P.tensor_cores = true;
+  if (ci.op == OpClass::kMbarWait) P.uses_mbarriers = true;
   P.insts.push_back(ci);
   P.infos.push_back(StaticInstInfo{ci.op, print_instr(in), SourceLoc{k_.file, loc.line, loc.col}});
   P.loop_of_inst.push_back(loops_.empty() ? kNoExpr : loops_.back());

@@ -23,6 +23,8 @@ struct WarpExecutor::State {
   std::vector<LoopRun> runs;  // per Program::Impl::loop_ctl
   // loop-control instructions to hand out before the next op
   uint32_t pend[2] = {}, npend = 0, pend_at = 0, pend_mask = 0;
+  uint32_t skip_loop = kNoExpr;  // a requested skip (skip_iterations), applied at that loop's next increment
+  int64_t skip_n = 0;
 
   void loop_start(const Op& init, uint32_t mask);
   void pending(std::initializer_list<uint32_t> ids, uint32_t mask);
@@ -234,6 +236,15 @@ bool WarpExecutor::State::step(SimtEntry& t) {
         LoopRun& r = runs[op.loop];
         if (r.iter % lc.unroll == lc.unroll - 1 || r.iter >= r.trip - 1) pending({lc.bra}, t.mask);
         ++r.iter;
+        if (op.loop == skip_loop) {  // sampling: the skipped iterations' increments at once
+          int64_t n = std::min(skip_n, r.trip - 1 - r.iter);
+          skip_loop = kNoExpr;
+          if (n > 0) {
+            r.iter += n;
+            Slot& v = ev.slots[op.a];
+            v.a = int64_t(uint64_t(v.a) + uint64_t(n) * uint64_t(ev.eval_u(op.b)));
+          }
+        }
       }
       loop_inc(op, t.mask);
       t.pc = op.c;
@@ -283,6 +294,15 @@ WarpExecutor::WarpExecutor(const Program& program, Dim3 ctaid, uint32_t warp_in_
 WarpExecutor::~WarpExecutor() = default;
 WarpExecutor::WarpExecutor(WarpExecutor&&) noexcept = default;
 WarpExecutor& WarpExecutor::operator=(WarpExecutor&&) noexcept = default;
+
+int64_t WarpExecutor::loop_iterations(uint32_t loop) const { return s_->runs[loop].iter; }
+int64_t WarpExecutor::loop_trip(uint32_t loop) const { return s_->runs[loop].trip; }
+
+void WarpExecutor::skip_iterations(uint32_t loop, int64_t n) {
+  if (n <= 0 || !s_->P->loop_ctl[loop].uniform) return;
+  s_->skip_loop = loop;
+  s_->skip_n = n;
+}
 
 bool WarpExecutor::next(DynInst& out) {
   State& s = *s_;

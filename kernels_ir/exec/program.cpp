@@ -73,4 +73,18 @@ const StaticInstInfo& Program::instruction(uint32_t id) const { return impl_->in
 size_t Program::instruction_count() const { return impl_->infos.size(); }
 bool Program::uses_tensor_cores() const { return impl_->tensor_cores; }
 
+Program::SamplingLoop Program::sampling_loop() const {
+  SamplingLoop s;
+  if (impl_->sample_loop == kNoExpr) return s;
+  const LoopCtl& lc = impl_->loop_ctl[impl_->sample_loop];
+  s.exists = true;
+  s.loop = impl_->sample_loop;
+  s.bra = lc.bra;
+  s.unroll = lc.unroll;
+  // mbarrier phases flip once per use: a skip of a multiple of 48 iterations returns every stage of
+  // a 1, 2, 3, 4, 6, 8, 12, 16, 24 or 48-stage pipeline to the same stage and parity
+  s.quantum = impl_->uses_mbarriers ? uint32_t(std::lcm<uint64_t>(48, lc.unroll) / lc.unroll) : 1;
+  return s;
+}
+
 }  // namespace gtsim::ir

@@ -71,6 +71,17 @@ class Program {
   // if whose condition, of parameters only, rules it out.
   bool uses_tensor_cores() const;
 
+  // The loop sampled simulation may fast-forward (models/gpu/sampler.hpp, docs/sampling.md): a
+  // warp-uniform loop whose body carries the kernel's work (global memory, cp.async, barriers, mma),
+  // the kernel's `runtime` main loop first. `bra` is its backward branch's static id (issued once per
+  // group of `unroll` iterations); skips are whole groups, and multiples of `quantum` groups so that
+  // an mbarrier's phase parity and a pipeline's stage index come back to where they were.
+  struct SamplingLoop {
+    bool exists = false;
+    uint32_t loop = 0, bra = 0, unroll = 1, quantum = 1;
+  };
+  SamplingLoop sampling_loop() const;
+
   struct Impl;
   explicit Program(std::unique_ptr<Impl> impl);
   ~Program();
@@ -92,6 +103,14 @@ class WarpExecutor {
 
   // Fills `out` with the next dynamic instruction; returns false when the warp has exited.
   bool next(DynInst& out);
+
+  // Sampling (Program::sampling_loop): iterations of loop `loop` this warp has started in its current
+  // run of the loop and that run's trip count (0 before the loop starts), and a request to skip `n`
+  // iterations at the warp's next pass of the loop's increment: the loop variable moves on by n steps,
+  // as if the iterations had run (their instructions are not issued). Only warp-uniform loops.
+  int64_t loop_iterations(uint32_t loop) const;
+  int64_t loop_trip(uint32_t loop) const;
+  void skip_iterations(uint32_t loop, int64_t n);
 
   struct State;
 

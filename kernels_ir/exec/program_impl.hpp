@@ -65,6 +65,11 @@ inline constexpr int64_t kDefaultUnroll = 4;  // nvcc's default for a loop with 
 struct LoopCtl {
   uint32_t unroll = 1;
   uint32_t iadd = 0, setp = 0, bra = 0;  // static instruction ids
+  // For sampled simulation (Program::sampling_loop): the loop variable is warp-uniform, the loop is
+  // declared `runtime`, its body holds global memory, cp.async, a barrier or an mma (it carries the
+  // kernel's steady state), and its nesting depth among loops with loop control.
+  bool uniform = false, runtime = false, carries_work = false;
+  uint32_t depth = 0;
 };
 
 struct RegRef {
@@ -134,6 +139,8 @@ struct Program::Impl {
   uint32_t max_nest = 1;               // deepest if/loop nesting (SIMT stack capacity)
   std::vector<LoopCtl> loop_ctl;       // loops with loop control (Op::loop indexes it)
   std::vector<uint32_t> loop_of_inst;  // innermost loop (code index of its kLoopInit) per static inst, or kNoExpr
+  uint32_t sample_loop = kNoExpr;      // loop_ctl index of the loop sampling fast-forwards, or none
+  bool uses_mbarriers = false;         // an mbarrier wait: skips keep its phase parity (Program::sampling_loop)
 };
 
 uint64_t splitmix64(uint64_t& s);

@@ -288,55 +288,29 @@ ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
   const bool splitk = p.schedule == GemmSchedule::kSplitK;
   const int64_t items = splitk ? p.tiles * p.ksplit : p.tiles;
-  const int64_t round = p.schedule == GemmSchedule::kPersistent ? p.grid : p.wave_size;  // items per wave
-  const int64_t rounds = (items + round - 1) / round;
   const ir::Kernel& kernel = gemm_kernel(p);
   GemmTiming r;
   auto l2rd = [](const gpu::KernelResult& k) {
     auto it = k.metrics.find("lts__t_sectors_srcunit_tex_op_read.sum");
     return it == k.metrics.end() ? uint64_t(0) : it->get<uint64_t>() * 32;
   };
-  auto run_on = [&](gpu::GpuModel& m, int64_t base, int64_t count) {
-    auto prog = ir::Program::build(kernel, gemm_params(p, base, count));
-    return m.run(*prog);
-  };
-  auto run = [&](int64_t base, int64_t count) {
-    gpu::GpuModel m(hw);
-    return run_on(m, base, count);
-  };
-  // Split-k's reduction launch: on the machine of the partial GEMMs when they ran in full (the
-  // workspace is in its L2, as on hardware), else on a fresh one.
-  auto reduce = [&](gpu::GpuModel& m) {
-    if (!splitk || p.ksplit == 1) return;
-    auto k = m.run(*ir::Program::build(kernel, gemm_reduce_params(p)));
-    r.reduce_us = k.time_us;
-    r.time_us += k.time_us;
-    r.dram_bytes += k.dram_read_bytes + k.dram_write_bytes;
-    r.l2_read_bytes += l2rd(k);
-  };
-  if (exact || rounds <= 2) {
-    gpu::GpuModel m(hw);
-    auto k = run_on(m, 0, items);
-    r.time_us = k.time_us;
-    r.dram_bytes = k.dram_read_bytes + k.dram_write_bytes;
-    r.l2_read_bytes = l2rd(k);
-    r.simulated_tiles = items;
-    reduce(m);
-  } else {
-    // One full wave (steady state, all SMs busy) and the tail wave in detail; the full waves
-    // between them take the full wave's span each. The launch overhead is counted once.
-    auto full = run(0, round);
-    int64_t tail_base = (rounds - 1) * round;
-    auto tail = run(tail_base, items - tail_base);
-    double span_full = full.time_us - full.launch_overhead_us, span_tail = tail.time_us - tail.launch_overhead_us;
-    r.time_us = full.launch_overhead_us + double(rounds - 1) * span_full + span_tail;
-    r.dram_bytes = uint64_t(double(rounds - 1) * double(full.dram_read_bytes + full.dram_write_bytes)) +
-                   tail.dram_read_bytes + tail.dram_write_bytes;
-    r.l2_read_bytes = uint64_t(double(rounds - 1) * double(l2rd(full))) + l2rd(tail);
-    r.sampled = true;
-    r.simulated_tiles = round + (items - tail_base);
-    gpu::GpuModel m(hw);
-    reduce(m);
+  gpu::GpuModel m(hw);
+  gpu::SamplingPolicy sampling;
+  sampling.exact = exact;
+  m.set_sampling(sampling);
+  auto k = m.run(*ir::Program::build(kernel, gemm_params(p, 0, items)));
+  r.time_us = k.time_us;
+  r.dram_bytes = k.dram_read_bytes + k.dram_write_bytes;
+  r.l2_read_bytes = l2rd(k);
+  r.sampled = k.sampling.fraction_simulated < 1.0;
+  r.fraction_simulated = k.sampling.fraction_simulated;
+  r.estimated_error_pct = k.sampling.estimated_error_pct;
+  if (splitk && p.ksplit > 1) {  // the reduction launch: the workspace is in the L2, as on hardware
+    auto red = m.run(*ir::Program::build(kernel, gemm_reduce_params(p)));
+    r.reduce_us = red.time_us;
+    r.time_us += red.time_us;
+    r.dram_bytes += red.dram_read_bytes + red.dram_write_bytes;
+    r.l2_read_bytes += l2rd(red);
   }
   r.tflops = 2.0 * double(p.M) * double(p.N) * double(p.K) / (r.time_us * 1e-6) / 1e12;
   return r;

@@ -85,17 +85,17 @@ const ir::Kernel& gemm_kernel();
 const ir::Kernel& gemm_kernel(const GemmPlan& p);
 
 struct GemmTiming {
-  double time_us = 0;  // launch overhead + simulated span (extrapolated when sampled)
+  double time_us = 0;  // launch overhead + simulated span (fast-forwarded parts extrapolated when sampled)
   bool sampled = false;
-  int64_t simulated_tiles = 0;
+  double fraction_simulated = 1.0;  // of the warp instructions (models/gpu/sampler.hpp)
+  double estimated_error_pct = 0;
   uint64_t dram_bytes = 0;     // extrapolated like the time
   uint64_t l2_read_bytes = 0;  // sectors the SMs read from the L2 (operand traffic, P8), extrapolated
   double tflops = 0;
   double reduce_us = 0;  // split-k: the reduction launch (included in time_us)
 };
-// Runs the GEMM on a fresh GpuModel. Sampling (unless exact): when there are more than two
-// waves, one full wave and the tail wave are simulated in detail and the full waves scaled.
-// Split-k: the partial GEMMs, then the reduction launch (on the same machine when not sampled).
+// Runs the GEMM on a fresh GpuModel, sampled by the engine unless exact (docs/sampling.md).
+// Split-k: the partial GEMMs, then the reduction launch on the same machine.
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact = false);
 
 // Largest of 8, 4, 2, 1 elements (bf16: 16, 8, 4, 2 bytes) that divides the leading dimension.

@@ -90,7 +90,8 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
     r.json["time_us"] = best_t.time_us;
     r.json["tflops"] = best_t.tflops;
     r.json["sampled"] = best_t.sampled;
-    r.json["simulated_tiles"] = best_t.simulated_tiles;
+    r.json["fraction_simulated"] = best_t.fraction_simulated;
+    r.json["estimated_error_pct"] = best_t.estimated_error_pct;
     r.json["dram_bytes"] = best_t.dram_bytes;
     r.json["l2_read_bytes"] = best_t.l2_read_bytes;
     if (sched == GemmSchedule::kSplitK) r.json["reduce_time_us"] = best_t.reduce_us;

@@ -58,35 +58,22 @@ struct Measured {
   uint64_t rd = 0, wr = 0;
   double l2_hit = 0;
   bool sampled = false;
-  int64_t warmup_iterations = 0;
+  double fraction_simulated = 1.0, estimated_error_pct = 0;
 };
 
-// Bytes the run writes to DRAM. Exact runs: the model's dirty-line evictions during the kernel
-// (Nsight Compute's dram__bytes_write.sum). Sampled runs (a slice of a kernel far larger than the
-// L2, on a cold machine) would leave most of their writes dirty in the L2, so they count every
-// sector stored into the L2 (each generated/library kernel stores a sector once): the write-back
-// the slice causes, which scaled is the full kernel's write traffic to within one L2 of dirty lines.
-uint64_t written_bytes(const gpu::KernelResult& r, bool sampled) {
-  if (!sampled) return r.dram_write_bytes;
-  uint64_t stored = 0;
-  if (auto it = r.metrics.find("lts__t_sectors_srcunit_tex_op_write.sum"); it != r.metrics.end())
-    stored = it->get<uint64_t>() * 32;
-  return std::max<uint64_t>(r.dram_write_bytes, stored);
-}
-
-// Runs `prog` and scales span and bytes by `scale` (sampling: the run covered 1/scale of the work).
-// `count_stored`: writes as every sector stored (a cold slice, see written_bytes); otherwise the
-// model's evictions (exact runs, and steady-state slices that follow a warm-up).
-Measured run_scaled(gpu::GpuModel& m, const ir::Program& prog, double scale, bool sampled, bool count_stored) {
+// Runs `prog` on the workload's machine (the engine samples it unless the options say exact).
+Measured run_on(gpu::GpuModel& m, const ir::Program& prog) {
   auto r = m.run(prog);
   Measured x;
   x.kernel = r.kernel;
   x.launch_us = r.launch_overhead_us;
-  x.time_us = r.launch_overhead_us + (r.time_us - r.launch_overhead_us) * scale;
-  x.rd = uint64_t(double(r.dram_read_bytes) * scale);
-  x.wr = uint64_t(double(written_bytes(r, count_stored)) * scale);
+  x.time_us = r.time_us;
+  x.rd = r.dram_read_bytes;
+  x.wr = r.dram_write_bytes;
   x.l2_hit = r.l2_hit_rate;
-  x.sampled = sampled;
+  x.sampled = r.sampling.fraction_simulated < 1.0;
+  x.fraction_simulated = r.sampling.fraction_simulated;
+  x.estimated_error_pct = r.sampling.estimated_error_pct;
   return x;
 }
 
@@ -116,92 +103,28 @@ class Placement {
   uint64_t next_ = uint64_t(1) << 40;
 };
 
-struct RunCtx {
-  const ConfigNode& hw;
-  const WorkloadRunOptions& opt;
-  std::unique_ptr<gpu::GpuModel>& shared;  // the machine that carries L2 contents across kernels
-  bool sampled = false;                    // this op runs sampled (on a fresh machine)
-  // The machine for one run of this op: the shared one, or for a sampled op a fresh one
-  // (the slice must not find in the L2 what a previous slice left there).
-  gpu::GpuModel& machine(std::unique_ptr<gpu::GpuModel>& fresh) {
-    if (!sampled) return *shared;
-    fresh = std::make_unique<gpu::GpuModel>(hw);
-    return *fresh;
-  }
-};
-
-Measured run_gemm(RunCtx& c, const wl::Op& op, const ir::BufferPlacement& place) {
+Measured run_gemm(gpu::GpuModel& m, const WorkloadRunOptions& opt, const ConfigNode& hw, const wl::Op& op,
+                  const ir::BufferPlacement& place) {
   // A batched GEMM runs as one GEMM with the batches stacked along M (same tile count when M is a
   // multiple of the tile; operand B is then shared, which understates its traffic: docs/workloads.md).
-  GemmPlan p = plan_gemm(c.hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(c.opt.gemm_tile),
+  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile),
                          GemmSchedule::kDataParallel);
-  const int64_t rounds = p.waves;
-  c.sampled = !c.opt.exact && rounds > 2;
-  auto run = [&](int64_t base, int64_t count) {
-    std::unique_ptr<gpu::GpuModel> fresh;
-    auto prog = ir::Program::build(gemm_kernel(), gemm_params(p, base, count), place);
-    return run_scaled(c.machine(fresh), *prog, 1.0, c.sampled, c.sampled);
-  };
-  if (!c.sampled) return run(0, p.tiles);
-  Measured full = run(0, p.wave_size);
-  int64_t tail_base = (rounds - 1) * p.wave_size;
-  Measured tail = run(tail_base, p.tiles - tail_base);
-  Measured r = full;
-  r.time_us = full.launch_us + double(rounds - 1) * (full.time_us - full.launch_us) + (tail.time_us - tail.launch_us);
-  r.rd = uint64_t(double(rounds - 1) * double(full.rd)) + tail.rd;
-  r.wr = uint64_t(double(rounds - 1) * double(full.wr)) + tail.wr;
-  r.sampled = true;
-  return r;
+  return run_on(m, *ir::Program::build(gemm_kernel(), gemm_params(p, 0, p.tiles), place));
 }
 
-Measured run_flash(RunCtx& c, const wl::Op& op, uint32_t sms, const ir::BufferPlacement& place) {
+Measured run_flash(gpu::GpuModel& m, const wl::Op& op, const ir::BufferPlacement& place) {
   const auto& a = op.attn;
-  int64_t heads = a.B * a.H;
-  int64_t ctas_per_head = (a.T + 63) / 64;
-  // Sampling: enough heads for two waves of CTAs, scaled to all heads (heads are independent).
-  int64_t h =
-      c.opt.exact ? heads : std::min<int64_t>(heads, std::max<int64_t>(1, 2 * int64_t(sms) * 2 / ctas_per_head));
-  c.sampled = h < heads;
-  std::unique_ptr<gpu::GpuModel> fresh;
   const ir::Kernel& k = a.backward ? flash_bwd_kernel() : flash_kernel();
-  auto prog = ir::Program::build(k, {{"B", 1}, {"H", h}, {"T", a.T}, {"D", a.d}}, place);
-  return run_scaled(c.machine(fresh), *prog, double(heads) / double(h), c.sampled, c.sampled);
+  return run_on(m, *ir::Program::build(k, {{"B", a.B}, {"H", a.H}, {"T", a.T}, {"D", a.d}}, place));
 }
 
-// Grid-stride kernels (elementwise, softmax, reduction). Sampled when the loop has more iterations
-// than a warm-up plus the slice: on a fresh machine, iterations [0, w) fill the L2 with this
-// kernel's own mix of clean and dirty lines (elementwise: a touch-only twin, same accesses) (w = L2 bytes / bytes per
-// iteration, rounded up, + 1); then iterations [w, w + s) run as a second launch and are measured: steady state, where
-// every line allocated evicts one, so DRAM writes (dirty evictions) and the time spent on them are those of the middle
-// of the full kernel. Span and bytes are scaled by the elements (rows) of the op over those of the slice. Small kernels
-// run in full on the shared machine (L2 carry-over).
-Measured run_grid_stride(RunCtx& c, const wl::Op& op, wl::LowerOptions lo, uint64_t l2_bytes,
+// Grid-stride kernels (elementwise, softmax, reduction): every iteration, sampled by the engine.
+Measured run_grid_stride(gpu::GpuModel& m, const wl::Op& op, const wl::LowerOptions& lo,
                          const ir::BufferPlacement& place) {
-  lo.iteration_limit = std::max<int64_t>(c.opt.sample_iterations, 1);
   wl::LoweredKernel k = op.kind == wl::OpKind::kElementwise ? wl::lower_elementwise(op, lo)
                         : op.kind == wl::OpKind::kSoftmax   ? wl::lower_softmax(op, lo)
                                                             : wl::lower_reduction(op, lo);
-  const int64_t warm =
-      int64_t((l2_bytes + k.bytes_per_iteration - 1) / std::max<uint64_t>(k.bytes_per_iteration, 1)) + 1;
-  c.sampled = !c.opt.exact && k.full_iterations > warm + k.iterations;
-  if (!c.sampled) {
-    auto prog = ir::Program::build(*k.kernel, k.slice(0, k.full_iterations), place);
-    return run_scaled(*c.shared, *prog, 1.0, false, false);
-  }
-  gpu::GpuModel m(c.hw);
-  if (op.kind == wl::OpKind::kElementwise) {
-    // The warm-up needs only the L2 state: the same loads and stores without the arithmetic.
-    wl::LowerOptions tl = lo;
-    tl.touch_only = true;
-    wl::LoweredKernel t = wl::lower_elementwise(op, tl);
-    m.run(*ir::Program::build(*t.kernel, t.slice(0, warm), place));
-  } else {
-    m.run(*ir::Program::build(*k.kernel, k.slice(0, warm), place));
-  }
-  auto prog = ir::Program::build(*k.kernel, k.slice(warm, k.iterations), place);
-  Measured r = run_scaled(m, *prog, k.work_scale, true, false);
-  r.warmup_iterations = warm;
-  return r;
+  return run_on(m, *ir::Program::build(*k.kernel, k.slice(0, k.full_iterations), place));
 }
 
 // Kernel buffer name -> workload tensor region, by the lowering's naming.
@@ -255,31 +178,33 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
   // All kernels run on one machine, each tensor in its own address region, so a consumer finds
-  // in the L2 what its producer left there. A sampled op (a slice of a kernel far larger than the
-  // L2) runs on a fresh machine, and the shared one restarts cold after it: the full kernel would
-  // have streamed its whole footprint through the L2 (docs/workloads.md, "Runs and sampling").
-  auto shared_model = std::make_unique<gpu::GpuModel>(hw);
+  // in the L2 what its producer left there (docs/workloads.md, "Runs and sampling").
+  gpu::SamplingPolicy sampling;
+  sampling.exact = opt.exact;
+  auto machine = [&] {
+    auto m = std::make_unique<gpu::GpuModel>(hw);
+    m->set_sampling(sampling);
+    return m;
+  };
+  auto shared_model = machine();
   Placement placement(w);
-  const uint64_t l2_bytes = hw.at("l2").at("size_bytes").as<uint64_t>();
   wl::LowerOptions lo;
   lo.ctas = int(specs.sm.count) * 8;
   WorkloadReport rep;
   for (const wl::Op* op : w.ops_in_order()) {
     Measured me;
-    RunCtx ctx{hw, opt, shared_model};
-    if (!opt.carry_l2) shared_model = std::make_unique<gpu::GpuModel>(hw);
+    if (!opt.carry_l2) shared_model = machine();
     ir::BufferPlacement place = place_op(*op, placement);
     switch (op->kind) {
       case wl::OpKind::kMatmul:
-        me = run_gemm(ctx, *op, place);
+        me = run_gemm(*shared_model, opt, hw, *op, place);
         break;
       case wl::OpKind::kAttention:
-        me = run_flash(ctx, *op, specs.sm.count, place);
+        me = run_flash(*shared_model, *op, place);
         break;
       default:
-        me = run_grid_stride(ctx, *op, lo, l2_bytes, place);
+        me = run_grid_stride(*shared_model, *op, lo, place);
     }
-    if (ctx.sampled) shared_model = std::make_unique<gpu::GpuModel>(hw);
     KernelRecord r;
     r.kernel = me.kernel;
     r.op = op->name;
@@ -293,6 +218,8 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
     r.intensity = (me.rd + me.wr) ? double(r.flops) / double(me.rd + me.wr) : 0.0;
     r.l2_hit_rate = me.l2_hit;
     r.sampled = me.sampled;
+    r.fraction_simulated = me.fraction_simulated;
+    r.estimated_error_pct = me.estimated_error_pct;
     rep.kernels.push_back(r);
   }
   if (opt.cuda_graph && !rep.kernels.empty()) rep.total_us += specs.launch.overhead_us;  // one graph launch
@@ -324,7 +251,9 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
                   {"intensity", k.intensity},
                   {"bound", k.bound},
                   {"l2_hit_rate", k.l2_hit_rate},
-                  {"sampled", k.sampled}});
+                  {"sampled", k.sampled},
+                  {"fraction_simulated", k.fraction_simulated},
+                  {"estimated_error_pct", k.estimated_error_pct}});
     std::snprintf(buf, sizeof buf, "%-34.34s %-11s %10.2f %5.1f%% %12.1f %12.2f %9.2f %-7s\n", k.op.c_str(),
                   k.kind.c_str(), k.time_us, 100 * k.share, double(k.dram_read_bytes + k.dram_write_bytes) / 1e6,
                   double(k.flops) / 1e9, k.intensity, k.bound.c_str());

@@ -19,8 +19,7 @@ struct WorkloadRunOptions {
   bool recompute = true;     // honour the ops' `recompute:` policy (P6)
   bool cuda_graph = false;   // one launch for the whole sequence: no per-kernel launch gaps
   bool carry_l2 = true;      // false: every kernel on a fresh machine (cold L2), for comparison
-  bool exact = false;        // no sampling: every grid-stride iteration, every GEMM wave, every head
-  int64_t sample_iterations = 3;  // grid-stride iterations simulated per elementwise/rowwise kernel
+  bool exact = false;        // no sampling (models/gpu/sampler.hpp): every CTA and loop iteration simulated
   std::string gemm_tile = "128x128";
 };
 
@@ -33,7 +32,8 @@ struct KernelRecord {
   uint64_t flops = 0;
   double intensity = 0;      // flops / DRAM bytes moved
   std::string bound;         // "memory" or "compute": intensity against the machine's ridge point
-  bool sampled = false;
+  bool sampled = false;      // the engine fast-forwarded part of it (docs/sampling.md)
+  double fraction_simulated = 1.0, estimated_error_pct = 0;
   double l2_hit_rate = 0;
 };
 

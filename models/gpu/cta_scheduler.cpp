@@ -48,6 +48,11 @@ void CtaScheduler::dispatch_pass(uint64_t cycle) {
       if (best && best->resident_ctas() == 0) break;
     }
     if (!best) return;
+    if (sampler_) {  // skipped CTAs count as done: their time and counters are extrapolated
+      uint64_t skip = sampler_->on_dispatch(next_, total_ - next_, cycle);
+      next_ += skip;
+      done_ += skip;
+    }
     best->launch_cta(next_++, cycle + dispatch_cycles_);
     ++dispatched_ctr_;
   }

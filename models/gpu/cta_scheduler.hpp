@@ -16,6 +16,8 @@ class CtaScheduler final : public Component, public CtaListener {
   CtaScheduler(Simulation& sim, StatGroup& parent, const ClockDomain& clock);
   // The SMs it dispatches to (built after the scheduler, since each SM reports to it).
   void set_sms(std::vector<Sm*> sms) { sms_ = std::move(sms); }
+  // Sampled simulation: told of every placement, it may skip whole turnovers (models/gpu/sampler.hpp).
+  void set_sampler(Sampler* s) { sampler_ = s; }
 
   // Starts a kernel of `ctas` CTAs, `ctas_per_sm` at most per SM; each CTA starts issuing
   // `dispatch_cycles` after it is placed. The first pass runs at `start_cycle`.
@@ -37,6 +39,7 @@ class CtaScheduler final : public Component, public CtaListener {
   uint64_t pass_cycle_ = 0;
   bool pass_pending_ = false;
   Counter& dispatched_ctr_;
+  Sampler* sampler_ = nullptr;
 };
 
 }  // namespace gtsim::gpu

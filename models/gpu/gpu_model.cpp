@@ -30,6 +30,7 @@ struct GpuModel::Impl {
   std::unique_ptr<mem::GpuMemorySystem> memory;
   std::unique_ptr<CtaScheduler> cta;
   std::vector<std::unique_ptr<Sm>> sms;
+  std::unique_ptr<Sampler> sampler;
   NoopHandler noop;
   const ir::Program* running = nullptr;
   bool broken = false;
@@ -51,6 +52,9 @@ GpuModel::Impl::Impl(const ConfigNode& root)
     sms.push_back(std::make_unique<Sm>(sim, gpu_stats, i, specs, clock, *memory, *cta));
     list.push_back(sms.back().get());
   }
+  sampler = std::make_unique<Sampler>(sim.stats(), list, specs.sm.max_ctas);
+  for (auto& sm : sms) sm->set_sampler(sampler.get());
+  cta->set_sampler(sampler.get());
   cta->set_sms(std::move(list));
   sim.set_stall_reporter([this] { return waiting_report(64); });
 }
@@ -101,6 +105,7 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   memory->begin_kernel(occ.l1_bytes);
   uint64_t start = tick_to_cycle(sim.now());
   KernelLaunch launch{&program, program.grid(), program.warps_per_cta()};
+  sampler->begin_kernel(program, ctas, occ.ctas_per_sm);  // before the SMs ask for its loop branch
   for (auto& sm : sms) sm->begin_kernel(launch);
   running = &program;
   broken = true;  // until the kernel completes cleanly
@@ -116,8 +121,11 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   memory->end_kernel();
   broken = false;
   running = nullptr;
-  ReportInputs in{specs, occ, program, before, start, end, mhz};
+  SamplingReport sampling = sampler->end_kernel();
+  ReportInputs in{specs, occ, program, before, start, end + sampling.skipped_cycles, mhz};
   KernelResult r = make_kernel_result(in, sim, *memory, sms);
+  sampling.estimated_error_pct = r.cycles ? 100.0 * sampling.error_cycles / double(r.cycles) : 0.0;
+  r.sampling = sampling;
   r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -126,6 +134,8 @@ GpuModel::GpuModel(const ConfigNode& root) : impl_(std::make_unique<Impl>(root))
 GpuModel::~GpuModel() = default;
 
 KernelResult GpuModel::run(const ir::Program& program) { return impl_->run(program); }
+
+void GpuModel::set_sampling(const SamplingPolicy& policy) { impl_->sampler->set_policy(policy); }
 
 void GpuModel::preload_l2(uint64_t base, uint64_t bytes, bool dirty) { impl_->memory->preload_l2(base, bytes, dirty); }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels_ir/exec/program.hpp"
+#include "models/gpu/sampler.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::gpu {
@@ -33,6 +34,7 @@ struct KernelResult {
   uint64_t flops = 0;
   uint64_t events = 0;
   double sim_wall_seconds = 0;
+  SamplingReport sampling;  // how much was simulated and the estimated error of the rest
   nlohmann::json metrics = nlohmann::json::object();  // Nsight Compute names where one exists
   nlohmann::json stats = nlohmann::json::object();    // hierarchical stats by component path
   nlohmann::json to_json() const;
@@ -50,6 +52,8 @@ class GpuModel {
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty);
   // Simulated time between the end of one kernel and the start of the next in a multi-kernel run.
   void idle(double us);
+  // Sampled simulation (on by default; policy.exact turns it off), for the kernels run from now on.
+  void set_sampling(const SamplingPolicy& policy);
 
   struct Impl;
 

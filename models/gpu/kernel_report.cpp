@@ -150,6 +150,14 @@ nlohmann::json KernelResult::to_json() const {
   j["flops"] = flops;
   j["events"] = events;
   j["sim_wall_seconds"] = sim_wall_seconds;
+  j["sampling"] = {{"exact", sampling.exact},
+                   {"fraction_simulated", sampling.fraction_simulated},
+                   {"estimated_error_pct", sampling.estimated_error_pct},
+                   {"skipped_iterations", sampling.skipped_iterations},
+                   {"skipped_ctas", sampling.skipped_ctas},
+                   {"skipped_cycles", sampling.skipped_cycles},
+                   {"loop_epochs", sampling.loop_epochs},
+                   {"turnover_epochs", sampling.turnover_epochs}};
   j["metrics"] = metrics;
   j["stats"] = stats;
   return j;

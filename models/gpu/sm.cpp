@@ -87,6 +87,8 @@ Sm::~Sm() = default;
 
 void Sm::begin_kernel(const KernelLaunch& k) {
   kernel_ = k;
+  sample_bra_ = sampler_ ? sampler_->loop_branch() : ~0u;
+  sample_loop_ = k.program->sampling_loop().loop;
   residency_since_ = tick_to_cycle(sim_.now());
 }
 
@@ -128,6 +130,7 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
   resident_warps_ += kernel_.warps_per_cta;
   ++*ctr_[kCtasLaunched];
   *ctr_[kWarpsLaunched] += kernel_.warps_per_cta;
+  if (sampler_) sampler_->on_cta_start(id_, slot);
   uint16_t wi = 0;
   for (uint32_t k = 0; k < kernel_.warps_per_cta; ++k, ++wi) {
     while (warps_[wi].state != WarpState::kFree) ++wi;
@@ -150,6 +153,11 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
     fetch(wi, start_cycle);
     if (w.state == WarpState::kReady) wake(w.sp, std::max(start_cycle, w.dep_ready));
   }
+}
+
+void Sm::skip_cta(uint32_t slot, uint32_t loop, int64_t n) {
+  for (uint16_t wi : ctas_[slot].warps)
+    if (warps_[wi].exec) warps_[wi].exec->skip_iterations(loop, n);
 }
 
 void Sm::handle_event(Tick now, uint32_t kind, uint64_t arg) {
@@ -279,6 +287,8 @@ void Sm::issue(uint16_t wi, uint64_t c) {
   *ctr_[kFlops] += in.flops;
   sim_.note_progress();
   last_activity_ = std::max(last_activity_, c);
+  if (in.static_id == sample_bra_ && w.warp_in_cta == 0)
+    sampler_->on_iteration(id_, w.cta, w.exec->loop_iterations(sample_loop_), w.exec->loop_trip(sample_loop_), c);
   SubPartition& sp = sps_[w.sp];
   Pipe p = w.pipe;
   if (p != Pipe::kTensor) {
@@ -380,6 +390,7 @@ void Sm::warp_done(uint16_t wi, uint64_t c) {
   if (++cta.warps_done < cta.warps_total) return;
   cta.used = false;
   --resident_ctas_;
+  if (sampler_) sampler_->on_cta_end(id_, w.cta);
   listener_.on_cta_exit(id_, c);
 }
 

@@ -19,6 +19,7 @@
 #include "kernels_ir/exec/program.hpp"
 #include "kernels_ir/exec/shared_banks.hpp"
 #include "models/gpu/shared_pipe.hpp"
+#include "models/gpu/sampler.hpp"
 #include "models/gpu/specs.hpp"
 #include "models/gpu/warp_scheduler.hpp"
 #include "models/mem/memory_system.hpp"
@@ -91,6 +92,12 @@ class Sm final : public Component, public mem::MemResponder {
   // Appends one line per warp that has not finished: where it waits and why (deadlock reports).
   void describe_waiting(std::string& out) const;
   uint64_t counter(SmCounter c) const { return ctr_[c]->value(); }
+  // Sampled simulation (models/gpu/sampler.hpp): the sampler told of iterations and CTAs, the
+  // residency integrals brought up to `cycle`, and every warp of the CTA in `slot` told to skip `n`
+  // iterations of `loop` at its next pass of the loop's increment.
+  void set_sampler(Sampler* s) { sampler_ = s; }
+  void flush_residency(uint64_t cycle) { note_residency(std::max(cycle, residency_since_)); }
+  void skip_cta(uint32_t slot, uint32_t loop, int64_t n);
 
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
   void on_mem_complete(uint64_t token, Tick when) override;
@@ -207,6 +214,8 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t outstanding_stores_ = 0;
   uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;
   uint64_t residency_since_ = 0;
+  Sampler* sampler_ = nullptr;
+  uint32_t sample_bra_ = ~0u, sample_loop_ = 0;  // the sampling loop's branch and loop (begin_kernel)
 };
 
 }  // namespace gtsim::gpu

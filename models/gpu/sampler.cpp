@@ -1,0 +1,190 @@
+#include "models/gpu/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "models/gpu/sm.hpp"
+
+namespace gtsim::gpu {
+
+Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max)
+    : root_(stats_root), sms_(std::move(sms)), slots_per_sm_max_(ctas_per_sm_max) {
+  rec_.resize(sms_.size() * slots_per_sm_max_);
+}
+
+void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t ctas_per_sm) {
+  rep_ = SamplingReport{};
+  rep_.exact = policy_.exact;
+  loop_ = program.sampling_loop();
+  ctas_per_sm_ = ctas_per_sm;
+  ctas_ = ctas;
+  slots_ = std::min<uint64_t>(ctas, uint64_t(ctas_per_sm) * sms_.size());
+  active_ = !policy_.exact && slots_ > 0;
+  std::fill(rec_.begin(), rec_.end(), CtaRecord{});
+  live_ = started_ = since_check_ = 0;
+  window_open_ = false;
+  prev_rate_ = 0;
+  marks_.clear();
+  offset_ = 0;
+  error_cycles_ = 0;
+  inst_added_ = 0;
+  counters_.clear();
+  root_.collect_counters(counters_);
+  inst_counters_.clear();
+  inst_before_ = 0;
+  for (size_t i = 0; i < counters_.size(); ++i)
+    if (counters_[i]->name() == "inst_executed") {
+      inst_counters_.push_back(i);
+      inst_before_ += counters_[i]->value();
+    }
+}
+
+SamplingReport Sampler::end_kernel() {
+  uint64_t inst = 0;
+  for (size_t i : inst_counters_) inst += counters_[i]->value();
+  inst -= inst_before_;
+  rep_.skipped_cycles = offset_;
+  rep_.error_cycles = error_cycles_;
+  rep_.fraction_simulated = inst > 0 ? double(inst - std::min(inst, inst_added_)) / double(inst) : 1.0;
+  active_ = false;
+  return rep_;
+}
+
+std::vector<uint64_t> Sampler::snapshot(uint64_t cycle) {
+  for (Sm* sm : sms_) sm->flush_residency(cycle);
+  std::vector<uint64_t> v(counters_.size());
+  for (size_t i = 0; i < counters_.size(); ++i) v[i] = counters_[i]->value();
+  return v;
+}
+
+void Sampler::extrapolate(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to, uint64_t num,
+                          uint64_t den) {
+  if (den == 0) return;
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    if (to[i] <= from[i]) continue;
+    unsigned __int128 d = (unsigned __int128)(to[i] - from[i]) * num;
+    uint64_t add = uint64_t((d + den / 2) / den);
+    *counters_[i] += add;
+    if (std::find(inst_counters_.begin(), inst_counters_.end(), i) != inst_counters_.end()) inst_added_ += add;
+  }
+}
+
+void Sampler::on_cta_start(uint32_t sm, uint32_t slot) {
+  if (!active_) return;
+  rec_[size_t(sm) * slots_per_sm_max_ + slot] = CtaRecord{true};
+  ++live_;
+  ++started_;
+}
+
+void Sampler::on_cta_end(uint32_t sm, uint32_t slot) {
+  if (!active_) return;
+  rec_[size_t(sm) * slots_per_sm_max_ + slot].live = false;
+  --live_;
+}
+
+void Sampler::on_iteration(uint32_t sm, uint32_t slot, int64_t iter, int64_t trip, uint64_t cycle) {
+  if (!active_) return;
+  CtaRecord& r = rec_[size_t(sm) * slots_per_sm_max_ + slot];
+  r.in_loop = iter < trip;
+  r.iter = iter;
+  r.trip = trip;
+  r.last = cycle;
+  if (++since_check_ >= live_) {  // about one boundary per resident CTA since the last check
+    since_check_ = 0;
+    check_loop(cycle);
+  }
+}
+
+// Loop windows: every resident CTA inside the loop past its warm-up with room for a skip; a window
+// closes once every CTA has run `window_iterations` in it; two windows that agree make an epoch.
+void Sampler::check_loop(uint64_t cycle) {
+  const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
+  const int64_t room = 2 + int64_t(policy_.tail_iterations) + q;
+  auto reset = [&] {
+    window_open_ = false;
+    prev_rate_ = 0;
+  };
+  bool steady = live_ > 0 && (live_ == slots_ || started_ + rep_.skipped_ctas >= ctas_);
+  for (const CtaRecord& r : rec_) {
+    if (!r.live) continue;
+    if (!r.in_loop || r.iter < int64_t(policy_.warmup_iterations) || r.trip - r.iter < room) steady = false;
+  }
+  if (!steady) return reset();
+  auto open = [&] {
+    for (CtaRecord& r : rec_) r.iter_open = r.iter, r.last_open = r.last;
+    window_counters_ = snapshot(cycle);
+    window_cycle_ = cycle;
+    window_open_ = true;
+  };
+  if (!window_open_) return open();
+  double rate = 0;
+  for (const CtaRecord& r : rec_) {
+    if (!r.live) continue;
+    if (r.iter < r.iter_open) return reset();  // a new run of the loop started
+    if (r.iter - r.iter_open < int64_t(policy_.window_iterations) || r.last <= r.last_open) return;
+    rate += double(r.iter - r.iter_open) / double(r.last - r.last_open);
+  }
+  double residual = prev_rate_ > 0 ? std::abs(rate - prev_rate_) / rate : 1.0;
+  if (residual <= policy_.tolerance) return loop_epoch(cycle, rate, residual);
+  prev_rate_ = rate;
+  open();
+}
+
+void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
+  const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
+  // the time every CTA can skip: the least, over CTAs, of its skippable iterations times its period
+  double span = -1;
+  for (const CtaRecord& r : rec_) {
+    if (!r.live) continue;
+    double period = double(r.last - r.last_open) / double(r.iter - r.iter_open);
+    double t = double(r.trip - r.iter - 2 - int64_t(policy_.tail_iterations)) * period;
+    span = span < 0 ? t : std::min(span, t);
+  }
+  uint64_t skipped = 0;
+  for (size_t i = 0; i < rec_.size(); ++i) {
+    const CtaRecord& r = rec_[i];
+    if (!r.live) continue;
+    double period = double(r.last - r.last_open) / double(r.iter - r.iter_open);
+    int64_t n = int64_t(std::floor(span / period + 1e-9)) / q * q;
+    if (n <= 0) continue;
+    sms_[i / slots_per_sm_max_]->skip_cta(uint32_t(i % slots_per_sm_max_), loop_.loop, n);
+    skipped += uint64_t(n);
+  }
+  std::vector<uint64_t> now = snapshot(cycle);
+  window_open_ = false;
+  prev_rate_ = 0;
+  if (skipped == 0) return;
+  // the machine runs `rate` iterations a cycle in this steady state
+  uint64_t cycles = uint64_t(std::llround(double(skipped) / rate));
+  extrapolate(window_counters_, now, cycles, cycle - window_cycle_);
+  offset_ += cycles;
+  error_cycles_ += residual * double(cycles);
+  rep_.skipped_iterations += skipped;
+  ++rep_.loop_epochs;
+}
+
+// Turnover marks: the CTA scheduler reports the start of every turnover (CTA k * slots).
+uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle) {
+  if (!active_ || next % slots_ != 0 || rep_.turnover_epochs > 0) return 0;
+  marks_.push_back(Mark{cycle + offset_, snapshot(cycle)});
+  size_t k = marks_.size() - 1;
+  if (k < 2) return 0;
+  uint64_t t1 = marks_[k - 1].real_cycle - marks_[k - 2].real_cycle;
+  uint64_t t2 = marks_[k].real_cycle - marks_[k - 1].real_cycle;
+  if (t2 == 0) return 0;
+  double residual = std::abs(double(t2) - double(t1)) / double(t2);
+  uint64_t full = remaining / slots_;
+  if (residual > policy_.tolerance || full < 2) return 0;
+  uint64_t w = full - 1;  // the last full turnover and the partial one are simulated
+  extrapolate(marks_[k - 1].counters, marks_[k].counters, w, 1);
+  offset_ += w * t2;
+  error_cycles_ += residual * double(w * t2);
+  rep_.skipped_ctas += w * slots_;
+  ++rep_.turnover_epochs;
+  marks_.clear();
+  return w * slots_;
+}
+
+}  // namespace gtsim::gpu

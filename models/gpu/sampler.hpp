@@ -1,0 +1,117 @@
+// Sampled simulation (docs/sampling.md): a launch's steady state is simulated until its timing
+// converges, then fast-forwarded, and the skipped work's time and counters are extrapolated from the
+// window that converged. Two kinds of skip, both taken when the whole machine is in a periodic steady
+// state, so that the state at the moment of the skip stands for the state after it:
+//
+// - loop epochs: every resident CTA is inside the program's sampling loop (Program::sampling_loop,
+//   e.g. a GEMM's k-loop) past a warm-up; two consecutive windows give the machine's iteration rate,
+//   and when they agree every CTA skips N iterations (whole groups, a quantum that keeps pipeline
+//   stages and mbarrier parities), the machine's clock moves on by the time those iterations take at
+//   that rate, and every counter by the window's rate over that time. Prologues, the last
+//   iterations (`tail`) and epilogues are always simulated.
+// - turnover epochs: when the CTA scheduler is about to start turnover k (CTA k * slots, `slots` the
+//   CTAs resident at once), the spans of the two previous turnovers are compared; when they agree,
+//   W whole turnovers are skipped (W * slots CTAs are counted done, the clock moves on by W spans and
+//   the counters by W times the last turnover's). The last full turnover and the partial one are
+//   always simulated.
+//
+// Skipped work leaves the caches as the simulated work before it left them (the same steady state),
+// and the clock offset is added to the kernel's cycles. The estimated error is each epoch's
+// convergence residual (the relative difference of its two windows) times the time it extrapolated.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels_ir/exec/program.hpp"
+#include "sim/simulation.hpp"
+
+namespace gtsim::gpu {
+
+class Sm;
+
+struct SamplingPolicy {
+  bool exact = false;              // --exact: no epochs
+  uint32_t warmup_iterations = 4;  // per CTA, before its first window
+  uint32_t window_iterations = 4;  // per CTA, per window (at least)
+  uint32_t tail_iterations = 2;    // simulated after a skip, before the loop's end
+  double tolerance = 0.01;         // two windows agree when their rates differ by at most this
+};
+
+struct SamplingReport {
+  bool exact = true;
+  double fraction_simulated = 1.0;  // warp instructions simulated / the launch's
+  double estimated_error_pct = 0;
+  uint64_t skipped_iterations = 0;  // CTA iterations of the sampling loop fast-forwarded
+  uint64_t skipped_ctas = 0;
+  uint64_t skipped_cycles = 0;
+  double error_cycles = 0;  // the epochs' residuals times the cycles they extrapolated
+  uint32_t loop_epochs = 0, turnover_epochs = 0;
+};
+
+class Sampler {
+ public:
+  Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max);
+  void set_policy(const SamplingPolicy& p) { policy_ = p; }
+  const SamplingPolicy& policy() const { return policy_; }
+
+  void begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t ctas_per_sm);
+  // The kernel's report; cycles skipped so far is offset_cycles().
+  SamplingReport end_kernel();
+  uint64_t offset_cycles() const { return offset_; }
+  // The sampling loop's backward branch (the SM reports its issue by warp 0 of a CTA), or ~0.
+  uint32_t loop_branch() const { return loop_.exists && active_ ? loop_.bra : ~0u; }
+
+  // SM hooks: warp 0 of the CTA in `slot` of SM `sm` passed the sampling loop's branch at `cycle`,
+  // having run `iter` of the current run's `trip` iterations; a CTA starts or leaves a slot.
+  void on_iteration(uint32_t sm, uint32_t slot, int64_t iter, int64_t trip, uint64_t cycle);
+  void on_cta_start(uint32_t sm, uint32_t slot);
+  void on_cta_end(uint32_t sm, uint32_t slot);
+  // CTA scheduler hook: CTA `next` is about to be placed at `cycle` with `resident` CTAs resident
+  // and `remaining` not yet placed (next included). Returns how many CTAs to skip (counted done).
+  uint64_t on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle);
+
+ private:
+  struct CtaRecord {
+    bool live = false, in_loop = false;
+    int64_t iter = 0, trip = 0;
+    uint64_t last = 0;  // cycle of the latest boundary
+    int64_t iter_open = 0;
+    uint64_t last_open = 0;
+  };
+  struct Mark {
+    uint64_t real_cycle = 0;
+    std::vector<uint64_t> counters;
+  };
+  void check_loop(uint64_t cycle);
+  void loop_epoch(uint64_t cycle, double rate, double residual);
+  std::vector<uint64_t> snapshot(uint64_t cycle);
+  // counter += (to - from) * num / den for every counter
+  void extrapolate(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to, uint64_t num, uint64_t den);
+
+  StatGroup& root_;
+  std::vector<Sm*> sms_;
+  uint32_t slots_per_sm_max_;
+  SamplingPolicy policy_;
+  bool active_ = false;
+  ir::Program::SamplingLoop loop_;
+  uint32_t ctas_per_sm_ = 0;
+  uint64_t slots_ = 0, ctas_ = 0;
+  std::vector<CtaRecord> rec_;  // [sm * slots_per_sm_max + slot]
+  std::vector<Counter*> counters_;
+  std::vector<size_t> inst_counters_;  // indices of the SMs' inst_executed counters
+  uint64_t live_ = 0, started_ = 0, since_check_ = 0;
+  // loop windows
+  bool window_open_ = false;
+  uint64_t window_cycle_ = 0;
+  std::vector<uint64_t> window_counters_;
+  double prev_rate_ = 0;
+  // turnover marks (real cycle = cycle + offset at the time)
+  std::vector<Mark> marks_;
+  uint64_t offset_ = 0;
+  double error_cycles_ = 0;
+  uint64_t inst_before_ = 0, inst_added_ = 0;
+  SamplingReport rep_;
+};
+
+}  // namespace gtsim::gpu
