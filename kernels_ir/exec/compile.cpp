@@ -119,6 +119,23 @@ Uniformity Compiler::gen(const Expr& e, std::vector<Node>& out, uint32_t pos, ui
     if (rr) rr->push_back(uint16_t(b->slot));  // approximation: the array's first register
     return Uniformity::kVarying;
   }
+  // x * 0 and 0 * x are 0 whatever x is (expressions have no side effects): the product is a constant,
+  // so a value read only to be multiplied by zero is not computed at run time. The registers it names
+  // stay in `rr`: an instruction still waits for them (docs/ir.md).
+  if (e.op == ExprOp::kMul && e.args.size() == 2) {
+    size_t s0 = out.size();
+    Uniformity u0 = gen(e.args[0], out, pos, depth, rr);
+    size_t s1 = out.size();
+    Uniformity u1 = gen(e.args[1], out, pos + 1, depth, rr);
+    auto zero = [&](size_t a, size_t b) { return b - a == 1 && out[a].kind == NodeKind::kConst && out[a].c == 0; };
+    if (zero(s0, s1) || zero(s1, out.size())) {
+      out.resize(s0);
+      out.push_back(Node{NodeKind::kConst, ExprOp::kNum, 0, 0, 0, e.loc.line, e.loc.col});
+      return Uniformity::kConst;
+    }
+    out.push_back(Node{NodeKind::kBinary, e.op, 0, 0, 0, e.loc.line, e.loc.col});
+    return std::max(u0, u1);
+  }
   // operators and functions; n-ary min/max fold left
   Uniformity u = gen(e.args[0], out, pos, depth, rr);
   for (size_t i = 1; i < e.args.size(); ++i) {
@@ -291,6 +308,26 @@ void Compiler::run() {
   block(k_.body);
   emit(Op{OpK::kExit});
   choose_sample_loop();
+  mark_values_read();
+}
+
+// An instruction's result value is computed at run time only when some expression reads one of its
+// destination registers (an address, a predicate, a bound, an index); otherwise only its timing counts.
+void Compiler::mark_values_read() {
+  std::vector<uint8_t> read(P.num_regs, 0);
+  for (const Node& n : P.nodes) {
+    if (n.kind == NodeKind::kSlot && n.slot < P.num_regs) read[n.slot] = 1;
+    if (n.kind == NodeKind::kSlotIdx)
+      for (uint32_t r = n.slot; r < n.slot + n.count && r < P.num_regs; ++r) read[r] = 1;
+  }
+  for (CInst& ci : P.insts) {
+    ci.value_needed = false;
+    for (int i = 0; i < ci.n_dst; ++i) {
+      const RegRef& d = ci.dst[i];
+      uint32_t n = d.idx == kNoExpr ? 1 : d.count;
+      for (uint32_t r = d.base; r < d.base + n && r < P.num_regs; ++r) ci.value_needed |= read[r] != 0;
+    }
+  }
 }
 
 // The loop sampled simulation fast-forwards (docs/sampling.md): a warp-uniform loop with loop control

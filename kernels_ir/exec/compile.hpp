@@ -67,6 +67,7 @@ class Compiler {
   void stmt(const Stmt& s);
   void loop(const Stmt& s);
   void choose_sample_loop();
+  void mark_values_read();
   uint32_t loop_control(const Stmt& s, uint32_t lo, uint32_t hi, uint32_t step);
   void if_stmt(const Stmt& s);
   void instr(const Instr& in, const Loc& loc);

@@ -69,6 +69,7 @@ void Evaluator::init(const Program::Impl* p, const uint32_t cta[3], uint32_t war
   warp_ = warp;
   st_.assign(p->max_depth + 1, Val{});
   scratch_.assign(size_t(p->max_depth + 1) * kWarpSize, 0);
+  sst_.assign(p->max_depth + 1, 0);
   slots.assign(p->slots.size(), Slot{});
 }
 
@@ -221,9 +222,61 @@ Val Evaluator::eval(uint32_t id) {
   return st_[0];
 }
 
+int64_t Evaluator::eval_scalar(const CExpr& c) {
+  size_t sp = 0;
+  int64_t* st = sst_.data();
+  const Node* n = p_->nodes.data() + c.first;
+  for (uint32_t i = 0; i < c.count; ++i, ++n) {
+    switch (n->kind) {
+      case NodeKind::kConst:
+        st[sp++] = n->c;
+        break;
+      case NodeKind::kSlot: {
+        const Slot& s = slots[n->slot];
+        st[sp++] = s.k == kV ? s.v[0] : s.a;
+        break;
+      }
+      case NodeKind::kSlotIdx: {
+        int64_t k = st[sp - 1];
+        if (k < 0 || k >= int64_t(n->count))
+          throw InputError(SourcePos{p_->file, n->line, n->col}, "register index " + std::to_string(k) +
+                                                                     " out of range at run time, expected 0 .. " +
+                                                                     std::to_string(n->count - 1));
+        const Slot& s = slots[n->slot + uint32_t(k)];
+        st[sp - 1] = s.k == kV ? s.v[0] : s.a;
+        break;
+      }
+      case NodeKind::kWarp:
+        st[sp++] = int64_t(warp_);
+        break;
+      case NodeKind::kCtaid:
+        st[sp++] = int64_t(cta_[n->slot]);
+        break;
+      case NodeKind::kLane:
+      case NodeKind::kTid: {  // not in a uniform expression; evaluate it the general way
+        Val r = eval(uint32_t(&c - p_->exprs.data()));
+        return r.k == kV ? r.v[0] : r.a;
+      }
+      case NodeKind::kUnary:
+        st[sp - 1] = scalar_op(n->op, st[sp - 1], 0);
+        break;
+      case NodeKind::kBinary:
+        st[sp - 2] = scalar_op(n->op, st[sp - 2], st[sp - 1]);
+        --sp;
+        break;
+      case NodeKind::kSelect:
+        st[sp - 3] = st[sp - 3] ? st[sp - 2] : st[sp - 1];
+        sp -= 2;
+        break;
+    }
+  }
+  return st[0];
+}
+
 uint32_t Evaluator::mask_of(uint32_t id, uint32_t mask) {
   const CExpr& c = p_->exprs[id];
   if (c.u == Uniformity::kConst) return c.value ? mask : 0;
+  if (c.u == Uniformity::kUniform) return eval_scalar(c) ? mask : 0;
   Val v = eval(id);
   if (v.k == kU) return v.a ? mask : 0;
   int64_t row[kWarpSize];

@@ -38,6 +38,7 @@ class Evaluator {
   int64_t eval_u(uint32_t id) {
     const CExpr& c = p_->exprs[id];
     if (c.u == Uniformity::kConst) return c.value;
+    if (c.u == Uniformity::kUniform) return eval_scalar(c);
     Val r = eval(id);
     return r.k == kV ? r.v[0] : r.a;
   }
@@ -55,6 +56,9 @@ class Evaluator {
   void binary(ExprOp op, Val& x, Val& y, int64_t* rx, int64_t* ry);
   void unary(ExprOp op, Val& x, int64_t* rx);
   Val from_slot(uint32_t slot, int line, int col) const;
+  // A warp-uniform expression on a scalar stack (no lane vectors).
+  int64_t eval_scalar(const CExpr& c);
+  std::vector<int64_t> sst_;
 };
 
 }  // namespace gtsim::ir

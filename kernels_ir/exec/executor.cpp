@@ -80,7 +80,7 @@ void WarpExecutor::State::addresses(const MemRef& m, uint64_t* out) {
 }
 
 void WarpExecutor::State::values(const CInst& ci, uint32_t act, const DynInst& out) {
-  if (ci.n_dst == 0) return;
+  if (ci.n_dst == 0 || !ci.value_needed) return;
   uint32_t d = out.dst[0];
   switch (ci.form) {
     case Form::kIntAlu:
@@ -202,7 +202,12 @@ bool WarpExecutor::State::step(SimtEntry& t) {
   const Op& op = P->code[t.pc];
   switch (op.k) {
     case OpK::kLet:
-      write(op.a, ev.eval(op.b), t.mask);
+      if (P->exprs[op.b].u == Uniformity::kUniform && P->slots[op.a].uniform) {
+        Slot& sl = ev.slots[op.a];
+        sl.k = kU, sl.a = ev.eval_u(op.b), sl.s = 0;
+      } else {
+        write(op.a, ev.eval(op.b), t.mask);
+      }
       ++t.pc;
       return true;
     case OpK::kJump:

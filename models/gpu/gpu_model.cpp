@@ -7,6 +7,7 @@
 
 #include "models/gpu/cta_scheduler.hpp"
 #include "models/gpu/kernel_report.hpp"
+#include "models/gpu/launch_history.hpp"
 #include "models/gpu/occupancy.hpp"
 #include "models/gpu/sm.hpp"
 #include "models/gpu/specs.hpp"
@@ -52,7 +53,7 @@ GpuModel::Impl::Impl(const ConfigNode& root)
     sms.push_back(std::make_unique<Sm>(sim, gpu_stats, i, specs, clock, *memory, *cta));
     list.push_back(sms.back().get());
   }
-  sampler = std::make_unique<Sampler>(sim.stats(), list, specs.sm.max_ctas);
+  sampler = std::make_unique<Sampler>(sim.stats(), list, specs.sm.max_ctas, *memory, config_l2_bytes(root));
   for (auto& sm : sms) sm->set_sampler(sampler.get());
   cta->set_sampler(sampler.get());
   cta->set_sms(std::move(list));

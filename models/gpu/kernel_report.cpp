@@ -157,7 +157,8 @@ nlohmann::json KernelResult::to_json() const {
                    {"skipped_ctas", sampling.skipped_ctas},
                    {"skipped_cycles", sampling.skipped_cycles},
                    {"loop_epochs", sampling.loop_epochs},
-                   {"turnover_epochs", sampling.turnover_epochs}};
+                   {"turnover_epochs", sampling.turnover_epochs},
+                   {"warmed_lines", sampling.warmed_lines}};
   j["metrics"] = metrics;
   j["stats"] = stats;
   return j;

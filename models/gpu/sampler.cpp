@@ -4,13 +4,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdio>
+#include <cstdlib>
 
 #include "models/gpu/sm.hpp"
+#include "models/mem/memory_system.hpp"
 
 namespace gtsim::gpu {
 
-Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max)
-    : root_(stats_root), sms_(std::move(sms)), slots_per_sm_max_(ctas_per_sm_max) {
+Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max, mem::GpuMemorySystem& memory,
+                 uint64_t l2_bytes)
+    : root_(stats_root), sms_(std::move(sms)), slots_per_sm_max_(ctas_per_sm_max), memory_(memory), l2_bytes_(l2_bytes) {
   rec_.resize(sms_.size() * slots_per_sm_max_);
 }
 
@@ -127,6 +131,9 @@ void Sampler::check_loop(uint64_t cycle) {
     rate += double(r.iter - r.iter_open) / double(r.last - r.last_open);
   }
   double residual = prev_rate_ > 0 ? std::abs(rate - prev_rate_) / rate : 1.0;
+  if (std::getenv("GTSIM_SAMPLER_DEBUG"))
+    std::fprintf(stderr, "window c=%llu rate=%.6g prev=%.6g residual=%.4f live=%llu\n", (unsigned long long)cycle, rate,
+                 prev_rate_, residual, (unsigned long long)live_);
   if (residual <= policy_.tolerance) return loop_epoch(cycle, rate, residual);
   prev_rate_ = rate;
   open();
@@ -143,15 +150,22 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
     span = span < 0 ? t : std::min(span, t);
   }
   uint64_t skipped = 0;
+  std::vector<WarmStream> streams;
   for (size_t i = 0; i < rec_.size(); ++i) {
     const CtaRecord& r = rec_[i];
     if (!r.live) continue;
     double period = double(r.last - r.last_open) / double(r.iter - r.iter_open);
     int64_t n = int64_t(std::floor(span / period + 1e-9)) / q * q;
     if (n <= 0) continue;
-    sms_[i / slots_per_sm_max_]->skip_cta(uint32_t(i % slots_per_sm_max_), loop_.loop, n);
+    Sm& sm = *sms_[i / slots_per_sm_max_];
+    uint32_t slot = uint32_t(i % slots_per_sm_max_);
+    size_t first = streams.size();
+    sm.warm_streams(slot, streams);
+    for (size_t k = first; k < streams.size(); ++k) streams[k].skip = uint64_t(n);
+    sm.skip_cta(slot, loop_.loop, n);
     skipped += uint64_t(n);
   }
+  warm(streams);
   std::vector<uint64_t> now = snapshot(cycle);
   window_open_ = false;
   prev_rate_ = 0;
@@ -163,6 +177,32 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
   error_cycles_ += residual * double(cycles);
   rep_.skipped_iterations += skipped;
   ++rep_.loop_epochs;
+}
+
+void Sampler::warm(std::vector<WarmStream>& streams) {
+  uint64_t most = 0, lines_per_round = 0;
+  for (const auto& s : streams) most = std::max(most, s.skip), lines_per_round += s.base.size();
+  if (most == 0 || lines_per_round == 0) return;
+  // iterations cur + 1 .. cur + skip are skipped; base is iteration cur - 1, so they are m = 2 .. skip + 1.
+  // Only the last of them can still be in the L2: those whose lines fill it once and a quarter.
+  uint64_t rounds = std::max<uint64_t>(1, (l2_bytes_ + l2_bytes_ / 4) / (lines_per_round * 128) + 1);
+  uint64_t m0 = most > rounds ? most - rounds + 2 : 2;
+  for (uint64_t m = m0; m <= most + 1; ++m)
+    for (const auto& s : streams) {
+      if (m > s.skip + 1) continue;
+      for (size_t k = 0; k < s.base.size(); ++k) {
+        const WarmAccess& a = s.base[k];
+        uint64_t line = a.line + uint64_t(int64_t(m) * s.step[k]);
+        for (uint32_t sec = 0; sec < 4; ++sec)
+          if (a.sectors >> sec & 1) {
+            uint32_t run = 1;
+            while (sec + run < 4 && (a.sectors >> (sec + run) & 1)) ++run;
+            memory_.preload_l2(line * 128 + sec * 32, run * 32, a.write);
+            sec += run - 1;
+          }
+        ++rep_.warmed_lines;
+      }
+    }
 }
 
 // Turnover marks: the CTA scheduler reports the start of every turnover (CTA k * slots).

@@ -26,9 +26,27 @@
 #include "kernels_ir/exec/program.hpp"
 #include "sim/simulation.hpp"
 
+namespace gtsim::mem {
+class GpuMemorySystem;
+}
+
 namespace gtsim::gpu {
 
 class Sm;
+
+// One 128-byte line a warp touched in an iteration: its 32-byte sectors, and whether it stored.
+struct WarmAccess {
+  uint64_t line = 0;
+  uint8_t sectors = 0;
+  bool write = false;
+};
+// A warp's accesses in its last complete iteration (`base`) and how far each line moves per
+// iteration (`step`, in lines): iteration `last + m` touches base[k].line + m * step[k].
+struct WarmStream {
+  std::vector<WarmAccess> base;
+  std::vector<int64_t> step;
+  uint64_t skip = 0;  // iterations this warp skips (set by the sampler)
+};
 
 struct SamplingPolicy {
   bool exact = false;              // --exact: no epochs
@@ -47,11 +65,13 @@ struct SamplingReport {
   uint64_t skipped_cycles = 0;
   double error_cycles = 0;  // the epochs' residuals times the cycles they extrapolated
   uint32_t loop_epochs = 0, turnover_epochs = 0;
+  uint64_t warmed_lines = 0;  // L2 lines touched for skipped iterations
 };
 
 class Sampler {
  public:
-  Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max);
+  Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max, mem::GpuMemorySystem& memory,
+          uint64_t l2_bytes);
   void set_policy(const SamplingPolicy& p) { policy_ = p; }
   const SamplingPolicy& policy() const { return policy_; }
 
@@ -93,6 +113,11 @@ class Sampler {
   std::vector<Sm*> sms_;
   uint32_t slots_per_sm_max_;
   SamplingPolicy policy_;
+  // The L2 after a loop epoch holds what the skipped iterations would have left: the lines of the
+  // last of them (as much as fits), touched in iteration order, no time or counters.
+  void warm(std::vector<WarmStream>& streams);
+  mem::GpuMemorySystem& memory_;
+  uint64_t l2_bytes_;
   bool active_ = false;
   ir::Program::SamplingLoop loop_;
   uint32_t ctas_per_sm_ = 0;

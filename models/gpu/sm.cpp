@@ -89,6 +89,7 @@ void Sm::begin_kernel(const KernelLaunch& k) {
   kernel_ = k;
   sample_bra_ = sampler_ ? sampler_->loop_branch() : ~0u;
   sample_loop_ = k.program->sampling_loop().loop;
+  record_warm_ = sample_bra_ != ~0u;
   residency_since_ = tick_to_cycle(sim_.now());
 }
 
@@ -140,6 +141,7 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
     w.warp_in_cta = k;
     w.pending = 0;
     w.cp_groups.assign(1, 0);
+    w.warm_iter = {-1, -1, -1};
     w.cp_base_seq = 0;
     std::fill(w.reg_ready.begin(), w.reg_ready.end(), 0);
     std::fill(w.reg_mem.begin(), w.reg_mem.end(), 0);
@@ -152,6 +154,49 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
     sps_[w.sp].warps.push_back(wi);
     fetch(wi, start_cycle);
     if (w.state == WarpState::kReady) wake(w.sp, std::max(start_cycle, w.dep_ready));
+  }
+}
+
+void Sm::record_warm(Warp& w) {
+  int64_t it = w.exec->loop_iterations(sample_loop_);
+  if (it >= w.exec->loop_trip(sample_loop_)) return;  // not inside the sampling loop
+  size_t k = size_t(it % 3);
+  if (w.warm_iter[k] != it) {
+    w.warm_iter[k] = it;
+    w.warm_rec[k].clear();
+  }
+  std::vector<WarmAccess>& v = w.warm_rec[k];
+  const ir::DynInst& in = w.inst;
+  const bool write = in.op == ir::OpClass::kStGlobal || in.op == ir::OpClass::kAtomGlobal;
+  const size_t first = v.size();
+  for (uint32_t m = in.addr_active; m; m &= m - 1) {
+    uint64_t a = in.addr[std::countr_zero(m)], e = a + std::max<uint32_t>(in.access_bytes, 1) - 1;
+    for (uint64_t line = a >> 7; line <= e >> 7; ++line) {
+      uint32_t lo = line == a >> 7 ? uint32_t(a & 127) >> 5 : 0, hi = line == e >> 7 ? uint32_t(e & 127) >> 5 : 3;
+      uint8_t mask = uint8_t(((1u << (hi + 1)) - 1) & ~((1u << lo) - 1));
+      size_t j = first;
+      while (j < v.size() && v[j].line != line) ++j;
+      if (j == v.size()) v.push_back(WarmAccess{line, 0, write});
+      v[j].sectors |= mask;
+    }
+  }
+}
+
+void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
+  for (uint16_t wi : ctas_[slot].warps) {
+    const Warp& w = warps_[wi];
+    if (!w.exec) continue;
+    int64_t cur = w.exec->loop_iterations(sample_loop_);
+    const std::vector<WarmAccess>*b0 = nullptr, *b1 = nullptr;
+    for (size_t k = 0; k < 3; ++k) {
+      if (w.warm_iter[k] == cur - 2) b0 = &w.warm_rec[k];
+      if (w.warm_iter[k] == cur - 1) b1 = &w.warm_rec[k];
+    }
+    if (!b0 || !b1 || b0->size() != b1->size() || b1->empty()) continue;
+    WarmStream s;
+    s.base = *b1;
+    for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t((*b1)[k].line - (*b0)[k].line));
+    out.push_back(std::move(s));
   }
 }
 

@@ -98,6 +98,9 @@ class Sm final : public Component, public mem::MemResponder {
   void set_sampler(Sampler* s) { sampler_ = s; }
   void flush_residency(uint64_t cycle) { note_residency(std::max(cycle, residency_since_)); }
   void skip_cta(uint32_t slot, uint32_t loop, int64_t n);
+  // The access streams of the CTA in `slot` for warming the L2 over skipped iterations (one per warp
+  // whose last two complete iterations touched the same lines up to a constant step each).
+  void warm_streams(uint32_t slot, std::vector<WarmStream>& out) const;
 
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
   void on_mem_complete(uint64_t token, Tick when) override;
@@ -128,6 +131,10 @@ class Sm final : public Component, public mem::MemResponder {
     uint32_t wait_static_id = 0;      // the instruction it waits at (diagnostics)
     int32_t wait_arg = 0;             // barrier id, wait_group N or mbarrier parity
     ir::DynInst inst;                 // the next instruction to issue
+    // Sampling: the global lines this warp touched in its last three iterations of the sampling loop
+    // (warm_iter[k]: the iteration ring slot k holds, -1 none), to warm the L2 for skipped ones.
+    std::array<std::vector<WarmAccess>, 3> warm_rec;
+    std::array<int64_t, 3> warm_iter{-1, -1, -1};
   };
   struct MBarrier {
     uint64_t addr = 0;
@@ -175,6 +182,7 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_global(uint16_t wi, uint64_t c);
   void exec_shared(Warp& w, uint64_t c);
   void count_shared(const ir::SharedCost& cost);
+  void record_warm(Warp& w);
   uint64_t reserve_shared_pipe(uint64_t c, const ir::SharedCost& cost);
   // sm.shared.arbitration round_robin / sub_partition: the request goes to shared_pipe_, its result when served.
   void queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result);
@@ -216,6 +224,7 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t residency_since_ = 0;
   Sampler* sampler_ = nullptr;
   uint32_t sample_bra_ = ~0u, sample_loop_ = 0;  // the sampling loop's branch and loop (begin_kernel)
+  bool record_warm_ = false;                      // record global accesses in the sampling loop
 };
 
 }  // namespace gtsim::gpu

@@ -77,6 +77,7 @@ void Sm::exec_global(uint16_t wi, uint64_t c) {
     ++outstanding_stores_;
   }
   mem::IssueInfo info = memory_.issue(id_, in, clock_.cycle_start(c), this, token);
+  if (record_warm_) record_warm(w);
   uint64_t busy = std::max<uint32_t>(info.requests, 1);
   l1_free_ = c + busy;
   *ctr_[kL1PipeBusy] += busy;
