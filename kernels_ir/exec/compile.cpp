@@ -1,6 +1,8 @@
 // AST -> Program::Impl: header, name resolution, expressions (constant folding, uniformity).
 #include "kernels_ir/exec/compile.hpp"
 
+#include <tuple>
+
 #include <algorithm>
 #include <bit>
 
@@ -330,17 +332,18 @@ void Compiler::mark_values_read() {
   }
 }
 
-// The loop sampled simulation fast-forwards (docs/sampling.md): a warp-uniform loop with loop control
-// whose body carries the kernel's work; loops declared `runtime` (the kernel's main loop over a run-time
-// trip count) first, then the deepest, then the first in program order.
+// The loop sampled simulation fast-forwards (docs/sampling.md): a warp-uniform loop with loop control.
+// The kernel's `runtime` loops (its main loops over a run-time trip count) come first, the deepest of
+// them (the innermost steady state), those whose body holds global memory, cp.async, a barrier or an
+// mma before others; without one, the outermost loop whose body holds such work (a grid-stride loop).
 void Compiler::choose_sample_loop() {
   auto rank = [&](uint32_t i) {
     const LoopCtl& l = P.loop_ctl[i];
-    return std::pair{int(l.runtime), int(l.depth)};
+    return l.runtime ? std::tuple{1, int(l.depth), int(l.carries_work)} : std::tuple{0, int(l.carries_work), -int(l.depth)};
   };
   for (uint32_t i = 0; i < P.loop_ctl.size(); ++i) {
     const LoopCtl& l = P.loop_ctl[i];
-    if (!l.uniform || !l.carries_work) continue;
+    if (!l.uniform || (!l.runtime && !l.carries_work)) continue;
     if (P.sample_loop == kNoExpr || rank(i) > rank(P.sample_loop)) P.sample_loop = i;
   }
 }

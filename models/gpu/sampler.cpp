@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdio>
-#include <cstdlib>
 
 #include "models/gpu/sm.hpp"
 #include "models/mem/memory_system.hpp"
@@ -27,9 +25,11 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
   slots_ = std::min<uint64_t>(ctas, uint64_t(ctas_per_sm) * sms_.size());
   active_ = !policy_.exact && slots_ > 0;
   std::fill(rec_.begin(), rec_.end(), CtaRecord{});
-  live_ = started_ = since_check_ = 0;
+  live_ = started_ = 0;
+  pacer_ = 0;
   window_open_ = false;
   prev_rate_ = 0;
+  window_len_ = policy_.window_iterations;
   marks_.clear();
   offset_ = 0;
   error_cycles_ = 0;
@@ -37,12 +37,17 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
   counters_.clear();
   root_.collect_counters(counters_);
   inst_counters_.clear();
+  dram_counters_.clear();
   inst_before_ = 0;
-  for (size_t i = 0; i < counters_.size(); ++i)
+  for (size_t i = 0; i < counters_.size(); ++i) {
     if (counters_[i]->name() == "inst_executed") {
       inst_counters_.push_back(i);
       inst_before_ += counters_[i]->value();
     }
+    if (counters_[i]->name() == "dram_read_bytes" || counters_[i]->name() == "dram_write_bytes")
+      dram_counters_.push_back(i);
+  }
+  l2_lines_ = active_ ? memory_.l2_occupancy().capacity : 0;
 }
 
 SamplingReport Sampler::end_kernel() {
@@ -54,6 +59,17 @@ SamplingReport Sampler::end_kernel() {
   rep_.fraction_simulated = inst > 0 ? double(inst - std::min(inst, inst_added_)) / double(inst) : 1.0;
   active_ = false;
   return rep_;
+}
+
+uint64_t Sampler::dram_bytes(const std::vector<uint64_t>& v) const {
+  uint64_t b = 0;
+  for (size_t i : dram_counters_) b += v[i];
+  return b;
+}
+
+double Sampler::residual(double a, double b, double floor) {
+  double m = std::max(std::abs(a), std::abs(b));
+  return m <= floor ? 0.0 : std::abs(a - b) / m;
 }
 
 std::vector<uint64_t> Sampler::snapshot(uint64_t cycle) {
@@ -95,10 +111,11 @@ void Sampler::on_iteration(uint32_t sm, uint32_t slot, int64_t iter, int64_t tri
   r.iter = iter;
   r.trip = trip;
   r.last = cycle;
-  if (++since_check_ >= live_) {  // about one boundary per resident CTA since the last check
-    since_check_ = 0;
-    check_loop(cycle);
-  }
+  // Windows open and close at boundaries of one CTA (the live one in the lowest slot), so that a
+  // window spans whole periods of the machine's steady state and its counters whole iterations.
+  size_t idx = size_t(sm) * slots_per_sm_max_ + slot;
+  if (!rec_[pacer_].live) pacer_ = idx;
+  if (idx == pacer_) check_loop(cycle);
 }
 
 // Loop windows: every resident CTA inside the loop past its warm-up with room for a skip; a window
@@ -115,31 +132,56 @@ void Sampler::check_loop(uint64_t cycle) {
     if (!r.live) continue;
     if (!r.in_loop || r.iter < int64_t(policy_.warmup_iterations) || r.trip - r.iter < room) steady = false;
   }
+  if (std::getenv("GTSIM_SAMPLER_DEBUG")) {
+    std::string d;
+    for (const CtaRecord& r : rec_)
+      if (r.live) d += " " + std::to_string(r.iter) + "/" + std::to_string(r.trip) + (r.in_loop ? "" : "x");
+    std::fprintf(stderr, "check c=%llu steady=%d live=%llu slots=%llu:%s\n", (unsigned long long)cycle, int(steady),
+                 (unsigned long long)live_, (unsigned long long)slots_, d.c_str());
+  }
   if (!steady) return reset();
   auto open = [&] {
     for (CtaRecord& r : rec_) r.iter_open = r.iter, r.last_open = r.last;
     window_counters_ = snapshot(cycle);
     window_cycle_ = cycle;
+    window_l2_valid_ = memory_.l2_occupancy().valid;
     window_open_ = true;
   };
   if (!window_open_) return open();
-  double rate = 0;
+  double rate = 0, iters = 0;
   for (const CtaRecord& r : rec_) {
     if (!r.live) continue;
-    if (r.iter < r.iter_open) return reset();  // a new run of the loop started
-    if (r.iter - r.iter_open < int64_t(policy_.window_iterations) || r.last <= r.last_open) return;
+    if (r.iter < r.iter_open) {  // a new run of the loop started
+      window_len_ = policy_.window_iterations;
+      return reset();
+    }
+    if (r.iter - r.iter_open < int64_t(window_len_) || r.last <= r.last_open) return;
     rate += double(r.iter - r.iter_open) / double(r.last - r.last_open);
+    iters += double(r.iter - r.iter_open);
   }
-  double residual = prev_rate_ > 0 ? std::abs(rate - prev_rate_) / rate : 1.0;
+  // The window's DRAM bytes per iteration must agree too: the timing can be steady while the traffic
+  // is not (an L2 still filling with dirty lines writes nothing back yet).
+  std::vector<uint64_t> now = snapshot(cycle);
+  double dram = double(dram_bytes(now) - dram_bytes(window_counters_)) / iters;
+  double res = prev_rate_ > 0 ? std::max(residual(rate, prev_rate_, 0), residual(dram, prev_dram_, 32.0)) : 1.0;
   if (std::getenv("GTSIM_SAMPLER_DEBUG"))
-    std::fprintf(stderr, "window c=%llu rate=%.6g prev=%.6g residual=%.4f live=%llu\n", (unsigned long long)cycle, rate,
-                 prev_rate_, residual, (unsigned long long)live_);
-  if (residual <= policy_.tolerance) return loop_epoch(cycle, rate, residual);
+    std::fprintf(stderr, "window c=%llu rate=%.6g prev=%.6g dram/it=%.1f prev=%.1f residual=%.4f live=%llu\n",
+                 (unsigned long long)cycle, rate, prev_rate_, dram, prev_dram_, res, (unsigned long long)live_);
+  if (res <= policy_.tolerance) {
+    double growth = double(int64_t(memory_.l2_occupancy().valid) - int64_t(window_l2_valid_)) /
+                    double(std::max<uint64_t>(1, cycle - window_cycle_));
+    return loop_epoch(cycle, rate, res, growth);
+  }
+  // Two windows that disagree: the next one is twice as long (up to a bound), so that traffic that
+  // comes in bursts longer than a window (CTAs that share lines in the L2 fetch them in turns)
+  // averages out instead of never converging.
+  if (prev_rate_ > 0) window_len_ = std::min<uint32_t>(window_len_ * 2, policy_.window_iterations_max);
   prev_rate_ = rate;
+  prev_dram_ = dram;
   open();
 }
 
-void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
+void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double growth) {
   const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
   // the time every CTA can skip: the least, over CTAs, of its skippable iterations times its period
   double span = -1;
@@ -149,6 +191,12 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
     double t = double(r.trip - r.iter - 2 - int64_t(policy_.tail_iterations)) * period;
     span = span < 0 ? t : std::min(span, t);
   }
+  // An L2 still filling must not fill up inside the skip: from then on it would write back, which the
+  // window did not see. Skip at most until it is full; the warmed lines fill it.
+  uint64_t valid = memory_.l2_occupancy().valid;
+  if (growth > 0 && double(valid) + growth * span > 0.98 * double(l2_lines_) &&
+      growth * double(cycle - window_cycle_) > 0.005 * double(l2_lines_))
+    span = std::max(0.0, (0.98 * double(l2_lines_) - double(valid)) / growth);
   uint64_t skipped = 0;
   std::vector<WarmStream> streams;
   for (size_t i = 0; i < rec_.size(); ++i) {
@@ -168,7 +216,7 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual) {
   warm(streams);
   std::vector<uint64_t> now = snapshot(cycle);
   window_open_ = false;
-  prev_rate_ = 0;
+  prev_rate_ = prev_dram_ = 0;
   if (skipped == 0) return;
   // the machine runs `rate` iterations a cycle in this steady state
   uint64_t cycles = uint64_t(std::llround(double(skipped) / rate));
@@ -207,20 +255,36 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
 
 // Turnover marks: the CTA scheduler reports the start of every turnover (CTA k * slots).
 uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle) {
-  if (!active_ || next % slots_ != 0 || rep_.turnover_epochs > 0) return 0;
-  marks_.push_back(Mark{cycle + offset_, snapshot(cycle)});
+  if (!active_ || next % slots_ != 0) return 0;
+  mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
+  marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty});
   size_t k = marks_.size() - 1;
+  if (std::getenv("GTSIM_SAMPLER_DEBUG"))
+    std::fprintf(stderr, "mark %zu next=%llu real=%llu valid=%llu dirty=%llu\n", k, (unsigned long long)next,
+                 (unsigned long long)marks_[k].real_cycle, (unsigned long long)occ.valid,
+                 (unsigned long long)occ.dirty);
   if (k < 2) return 0;
-  uint64_t t1 = marks_[k - 1].real_cycle - marks_[k - 2].real_cycle;
-  uint64_t t2 = marks_[k].real_cycle - marks_[k - 1].real_cycle;
+  const Mark &a = marks_[k - 2], &b = marks_[k - 1], &c = marks_[k];
+  uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;
   if (t2 == 0) return 0;
-  double residual = std::abs(double(t2) - double(t1)) / double(t2);
+  double d1 = double(dram_bytes(b.counters) - dram_bytes(a.counters));
+  double d2 = double(dram_bytes(c.counters) - dram_bytes(b.counters));
+  double res = std::max(residual(double(t1), double(t2), 0), residual(d1, d2, 32.0 * double(slots_)));
   uint64_t full = remaining / slots_;
-  if (residual > policy_.tolerance || full < 2) return 0;
+  if (res > policy_.tolerance || full < 2) return 0;
   uint64_t w = full - 1;  // the last full turnover and the partial one are simulated
-  extrapolate(marks_[k - 1].counters, marks_[k].counters, w, 1);
+  // An L2 still filling (more lines valid after each turnover) is skipped only until it is full, and
+  // the lines the skipped turnovers would have left are put in it as placeholders (dirty as theirs).
+  int64_t grow = int64_t(c.l2_valid) - int64_t(b.l2_valid), grow_dirty = int64_t(c.l2_dirty) - int64_t(b.l2_dirty);
+  if (grow > int64_t(l2_lines_ / 200)) {
+    uint64_t room = l2_lines_ > c.l2_valid ? l2_lines_ - c.l2_valid : 0;
+    w = std::min<uint64_t>(w, room / uint64_t(grow));
+    if (w == 0) return 0;
+    memory_.fill_l2_placeholders(w * uint64_t(grow), w * uint64_t(std::max<int64_t>(0, grow_dirty)));
+  }
+  extrapolate(b.counters, c.counters, w, 1);
   offset_ += w * t2;
-  error_cycles_ += residual * double(w * t2);
+  error_cycles_ += res * double(w * t2);
   rep_.skipped_ctas += w * slots_;
   ++rep_.turnover_epochs;
   marks_.clear();

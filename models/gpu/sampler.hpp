@@ -52,6 +52,7 @@ struct SamplingPolicy {
   bool exact = false;              // --exact: no epochs
   uint32_t warmup_iterations = 4;  // per CTA, before its first window
   uint32_t window_iterations = 4;  // per CTA, per window (at least)
+  uint32_t window_iterations_max = 32;  // windows that disagree double up to this
   uint32_t tail_iterations = 2;    // simulated after a skip, before the loop's end
   double tolerance = 0.01;         // two windows agree when their rates differ by at most this
 };
@@ -102,9 +103,13 @@ class Sampler {
   struct Mark {
     uint64_t real_cycle = 0;
     std::vector<uint64_t> counters;
+    uint64_t l2_valid = 0, l2_dirty = 0;
   };
+  uint64_t dram_bytes(const std::vector<uint64_t>& v) const;
+  // Relative difference of two figures of the same kind (0 when both are negligible).
+  static double residual(double a, double b, double floor);
   void check_loop(uint64_t cycle);
-  void loop_epoch(uint64_t cycle, double rate, double residual);
+  void loop_epoch(uint64_t cycle, double rate, double residual, double growth);
   std::vector<uint64_t> snapshot(uint64_t cycle);
   // counter += (to - from) * num / den for every counter
   void extrapolate(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to, uint64_t num, uint64_t den);
@@ -125,12 +130,17 @@ class Sampler {
   std::vector<CtaRecord> rec_;  // [sm * slots_per_sm_max + slot]
   std::vector<Counter*> counters_;
   std::vector<size_t> inst_counters_;  // indices of the SMs' inst_executed counters
-  uint64_t live_ = 0, started_ = 0, since_check_ = 0;
+  uint64_t live_ = 0, started_ = 0;
+  size_t pacer_ = 0;  // the record whose boundaries pace the windows
   // loop windows
   bool window_open_ = false;
   uint64_t window_cycle_ = 0;
   std::vector<uint64_t> window_counters_;
-  double prev_rate_ = 0;
+  uint64_t window_l2_valid_ = 0;
+  uint32_t window_len_ = 4;  // iterations per CTA of the current window
+  double prev_rate_ = 0, prev_dram_ = 0;  // the previous window's iterations per cycle and DRAM bytes per iteration
+  std::vector<size_t> dram_counters_;     // indices of the DRAM byte counters
+  uint64_t l2_lines_ = 0;                 // the L2's capacity in lines
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;
   uint64_t offset_ = 0;

@@ -55,6 +55,28 @@ void MemorySystemImpl::preload_l2(uint64_t base, uint64_t bytes, bool dirty) {
   }
 }
 
+GpuMemorySystem::L2Occupancy MemorySystemImpl::l2_occupancy() const {
+  L2Occupancy o;
+  for (const L2Slice& s : slices_) {
+    const auto& ways = s.tags.ways();
+    o.capacity += ways.size();
+    for (const TagLine& l : ways) {
+      o.valid += l.present() && l.valid != 0;
+      o.dirty += l.present() && l.dirty != 0;
+    }
+  }
+  return o;
+}
+
+void MemorySystemImpl::fill_l2_placeholders(uint64_t lines, uint64_t dirty) {
+  // Lines from 2^56 bytes up: no buffer is placed there (ir::Program places them from 2^32, workloads
+  // from 2^40), so no kernel hits them; a placeholder evicted dirty is written back as any line.
+  constexpr uint64_t kBase = (uint64_t(1) << 56);
+  const uint64_t lb = specs_.l2.line_bytes;
+  for (uint64_t i = 0; i < lines; ++i, ++next_placeholder_)
+    preload_l2(kBase + next_placeholder_ * lb, lb, i < dirty);
+}
+
 uint32_t MemorySystemImpl::store_wire_bytes(const MemRequest& q) const {
   const uint32_t sectors = uint32_t(std::popcount(q.mask)) << sector_shift_;
   return sectors + (q.bytes < sectors ? specs_.noc.store_mask_bytes : 0u);

@@ -57,6 +57,16 @@ class GpuMemorySystem {
   // it evicts is dropped (its write-back belongs to that earlier launch).
   virtual void preload_l2(uint64_t base, uint64_t bytes, bool dirty) = 0;
 
+  // Sampled simulation (models/gpu/sampler.hpp): how full the L2 is, in lines, and placeholder lines
+  // for what skipped work would have left in it: `lines` lines (the first `dirty` of them dirty) at
+  // addresses no kernel uses, most recently used, so that the L2 fills up and writes back as it would
+  // have. No time, no counters.
+  struct L2Occupancy {
+    uint64_t valid = 0, dirty = 0, capacity = 0;
+  };
+  virtual L2Occupancy l2_occupancy() const = 0;
+  virtual void fill_l2_placeholders(uint64_t lines, uint64_t dirty) = 0;
+
   // Issues a global memory instruction (kLdGlobal, kStGlobal, kAtomGlobal, kCpAsync) of SM
   // `sm` at tick `now`. responder->on_mem_complete(token, t) is called exactly once, at t >= now.
   virtual IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) = 0;

@@ -92,6 +92,8 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override;
+  L2Occupancy l2_occupancy() const override;
+  void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
   IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) override;
   Totals totals() const override;
   void add_metrics(nlohmann::json& metrics, const Totals& since) const override;
@@ -137,6 +139,7 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   std::vector<SmPort> ports_;
   std::vector<BandwidthServer> group_down_;  // per SM group: the L2 -> SM data its SMs share
   std::vector<L2Slice> slices_;
+  uint64_t next_placeholder_ = 0;  // fill_l2_placeholders: the next unused placeholder line
   std::unique_ptr<HbmModel> hbm_;
   std::vector<MemRequest> reqs_;
   std::vector<uint32_t> free_reqs_;

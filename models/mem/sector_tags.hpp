@@ -50,6 +50,7 @@ class SectorTags {
   void touch(TagLine* l) { lru_[size_t(l - ways_.data())] = ++clock_; }
   void invalidate_all();
   std::vector<TagLine>& ways() { return ways_; }
+  const std::vector<TagLine>& ways() const { return ways_; }
 
  private:
   uint64_t sets_ = 0;
