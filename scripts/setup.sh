@@ -8,6 +8,7 @@ PKGS=(
   libboost-graph-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   gnuplot-nox
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

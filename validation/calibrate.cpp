@@ -661,6 +661,7 @@ CalibrationResult calibrate(const std::string& hw_path, const Dataset& data, con
   res.notes.push_back("fits read batch " + data.batches.front() + " only");
   auto root = ConfigNode::load_file(hw_path);
   SimRunner sim(hw_path, kernels_dir);
+  sim.set_exact(true);
   if (opt.threads) sim.set_threads(opt.threads);
   detail::Ctx c{first, data, sim, *root, opt, res, {}};
   detail::fit_clock(c);

@@ -94,7 +94,7 @@ std::shared_ptr<const ir::Program> SimRunner::program_for(const std::string& ker
 
 SimOutcome SimRunner::run(const SimJob& job) {
   std::string key = key_of(job.kernel, job.params) + "|" + gpu::l2_start_name(job.history.start) + "/" +
-                    std::to_string(job.history.slots);
+                    std::to_string(job.history.slots) + (exact_ ? "|exact" : "");
   for (const auto& s : job.sets) key += "|" + s;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -109,6 +109,9 @@ SimOutcome SimRunner::run(const SimJob& job) {
     auto root = ConfigNode::load_file(hw_, sets);
     auto prog = program_for(job.kernel, job.params);
     gpu::GpuModel model(*root);
+    gpu::SamplingPolicy policy;
+    policy.exact = exact_;
+    model.set_sampling(policy);
     out.result =
         gpu::run_after_history(model, *parsed(job.kernel), *prog, job.history, gpu::config_l2_bytes(*root)).result;
     out.ok = true;

@@ -50,6 +50,9 @@ class SimRunner {
   std::vector<SimOutcome> run_all(const std::vector<SimJob>& jobs);  // in parallel, results in order
 
   void set_threads(unsigned n) { threads_ = n ? n : 1; }
+  // Every launch simulated in full (no sampling, docs/sampling.md): calibration fits slopes between
+  // short runs, where a sampled run's small error would be multiplied by the extrapolation.
+  void set_exact(bool exact) { exact_ = exact; }
   const std::string& hw_path() const { return hw_; }
   size_t runs() const { return runs_; }
   double sim_seconds() const { return sim_seconds_; }
@@ -61,6 +64,7 @@ class SimRunner {
   std::string hw_, kdir_;
   std::vector<std::string> base_sets_;
   unsigned threads_;
+  bool exact_ = false;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const ir::Kernel>> kernels_;
   std::map<std::string, std::shared_ptr<const ir::Program>> programs_;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+
+#include <spdlog/spdlog.h>
 
 #include "models/gpu/sm.hpp"
 #include "models/mem/memory_system.hpp"
@@ -12,7 +12,12 @@ namespace gtsim::gpu {
 
 Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_sm_max, mem::GpuMemorySystem& memory,
                  uint64_t l2_bytes)
-    : root_(stats_root), sms_(std::move(sms)), slots_per_sm_max_(ctas_per_sm_max), memory_(memory), l2_bytes_(l2_bytes) {
+    : root_(stats_root),
+      sms_(std::move(sms)),
+      slots_per_sm_max_(ctas_per_sm_max),
+      memory_(memory),
+      l2_bytes_(l2_bytes),
+      log_(component_logger("sampler")) {
   rec_.resize(sms_.size() * slots_per_sm_max_);
 }
 
@@ -104,11 +109,13 @@ void Sampler::on_cta_end(uint32_t sm, uint32_t slot) {
   --live_;
 }
 
-void Sampler::on_iteration(uint32_t sm, uint32_t slot, int64_t iter, int64_t trip, uint64_t cycle) {
+void Sampler::on_iteration(uint32_t sm, uint32_t slot, const CtaProgress& p, int64_t trip, uint64_t cycle) {
   if (!active_) return;
   CtaRecord& r = rec_[size_t(sm) * slots_per_sm_max_ + slot];
-  r.in_loop = iter < trip;
-  r.iter = iter;
+  r.in_loop = p.max < trip;
+  r.iter = p.min;
+  r.iter_max = p.max;
+  r.mean = p.mean;
   r.trip = trip;
   r.last = cycle;
   // Windows open and close at boundaries of one CTA (the live one in the lowest slot), so that a
@@ -130,18 +137,17 @@ void Sampler::check_loop(uint64_t cycle) {
   bool steady = live_ > 0 && (live_ == slots_ || started_ + rep_.skipped_ctas >= ctas_);
   for (const CtaRecord& r : rec_) {
     if (!r.live) continue;
-    if (!r.in_loop || r.iter < int64_t(policy_.warmup_iterations) || r.trip - r.iter < room) steady = false;
+    if (!r.in_loop || r.iter < int64_t(policy_.warmup_iterations) || r.trip - r.iter_max < room) steady = false;
   }
-  if (std::getenv("GTSIM_SAMPLER_DEBUG")) {
+  if (log_->should_log(spdlog::level::trace)) {
     std::string d;
     for (const CtaRecord& r : rec_)
       if (r.live) d += " " + std::to_string(r.iter) + "/" + std::to_string(r.trip) + (r.in_loop ? "" : "x");
-    std::fprintf(stderr, "check c=%llu steady=%d live=%llu slots=%llu:%s\n", (unsigned long long)cycle, int(steady),
-                 (unsigned long long)live_, (unsigned long long)slots_, d.c_str());
+    log_->trace("check c={} steady={} live={} slots={}:{}", cycle, int(steady), live_, slots_, d);
   }
   if (!steady) return reset();
   auto open = [&] {
-    for (CtaRecord& r : rec_) r.iter_open = r.iter, r.last_open = r.last;
+    for (CtaRecord& r : rec_) r.iter_open = r.iter, r.mean_open = r.mean, r.last_open = r.last;
     window_counters_ = snapshot(cycle);
     window_cycle_ = cycle;
     window_l2_valid_ = memory_.l2_occupancy().valid;
@@ -156,17 +162,16 @@ void Sampler::check_loop(uint64_t cycle) {
       return reset();
     }
     if (r.iter - r.iter_open < int64_t(window_len_) || r.last <= r.last_open) return;
-    rate += double(r.iter - r.iter_open) / double(r.last - r.last_open);
-    iters += double(r.iter - r.iter_open);
+    rate += (r.mean - r.mean_open) / double(r.last - r.last_open);
+    iters += r.mean - r.mean_open;
   }
   // The window's DRAM bytes per iteration must agree too: the timing can be steady while the traffic
   // is not (an L2 still filling with dirty lines writes nothing back yet).
   std::vector<uint64_t> now = snapshot(cycle);
   double dram = double(dram_bytes(now) - dram_bytes(window_counters_)) / iters;
   double res = prev_rate_ > 0 ? std::max(residual(rate, prev_rate_, 0), residual(dram, prev_dram_, 32.0)) : 1.0;
-  if (std::getenv("GTSIM_SAMPLER_DEBUG"))
-    std::fprintf(stderr, "window c=%llu rate=%.6g prev=%.6g dram/it=%.1f prev=%.1f residual=%.4f live=%llu\n",
-                 (unsigned long long)cycle, rate, prev_rate_, dram, prev_dram_, res, (unsigned long long)live_);
+  log_->debug("window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} prev={:.1f} residual={:.4f} live={}", cycle, rate,
+              prev_rate_, dram, prev_dram_, res, live_);
   if (res <= policy_.tolerance) {
     double growth = double(int64_t(memory_.l2_occupancy().valid) - int64_t(window_l2_valid_)) /
                     double(std::max<uint64_t>(1, cycle - window_cycle_));
@@ -187,8 +192,8 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
   double span = -1;
   for (const CtaRecord& r : rec_) {
     if (!r.live) continue;
-    double period = double(r.last - r.last_open) / double(r.iter - r.iter_open);
-    double t = double(r.trip - r.iter - 2 - int64_t(policy_.tail_iterations)) * period;
+    double period = double(r.last - r.last_open) / (r.mean - r.mean_open);
+    double t = double(r.trip - r.iter_max - 2 - int64_t(policy_.tail_iterations)) * period;
     span = span < 0 ? t : std::min(span, t);
   }
   // An L2 still filling must not fill up inside the skip: from then on it would write back, which the
@@ -202,7 +207,7 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
   for (size_t i = 0; i < rec_.size(); ++i) {
     const CtaRecord& r = rec_[i];
     if (!r.live) continue;
-    double period = double(r.last - r.last_open) / double(r.iter - r.iter_open);
+    double period = double(r.last - r.last_open) / (r.mean - r.mean_open);
     int64_t n = int64_t(std::floor(span / period + 1e-9)) / q * q;
     if (n <= 0) continue;
     Sm& sm = *sms_[i / slots_per_sm_max_];
@@ -259,10 +264,7 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
   mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
   marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty});
   size_t k = marks_.size() - 1;
-  if (std::getenv("GTSIM_SAMPLER_DEBUG"))
-    std::fprintf(stderr, "mark %zu next=%llu real=%llu valid=%llu dirty=%llu\n", k, (unsigned long long)next,
-                 (unsigned long long)marks_[k].real_cycle, (unsigned long long)occ.valid,
-                 (unsigned long long)occ.dirty);
+  log_->debug("mark {} next={} real={} valid={} dirty={}", k, next, marks_[k].real_cycle, occ.valid, occ.dirty);
   if (k < 2) return 0;
   const Mark &a = marks_[k - 2], &b = marks_[k - 1], &c = marks_[k];
   uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;

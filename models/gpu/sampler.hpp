@@ -83,9 +83,15 @@ class Sampler {
   // The sampling loop's backward branch (the SM reports its issue by warp 0 of a CTA), or ~0.
   uint32_t loop_branch() const { return loop_.exists && active_ ? loop_.bra : ~0u; }
 
-  // SM hooks: warp 0 of the CTA in `slot` of SM `sm` passed the sampling loop's branch at `cycle`,
-  // having run `iter` of the current run's `trip` iterations; a CTA starts or leaves a slot.
-  void on_iteration(uint32_t sm, uint32_t slot, int64_t iter, int64_t trip, uint64_t cycle);
+  // SM hooks: warp 0 of the CTA in `slot` of SM `sm` passed the sampling loop's branch at `cycle`;
+  // the CTA's warps have run `p` of the current run's `trip` iterations (a greedy scheduler lets
+  // warp 0 run far ahead of the others, so the CTA's progress is its warps' mean, and its room
+  // to skip is that of its furthest warp); a CTA starts or leaves a slot.
+  struct CtaProgress {
+    int64_t min = 0, max = 0;  // the least and the most iterations run by one of its warps
+    double mean = 0;           // iterations run, averaged over its warps
+  };
+  void on_iteration(uint32_t sm, uint32_t slot, const CtaProgress& p, int64_t trip, uint64_t cycle);
   void on_cta_start(uint32_t sm, uint32_t slot);
   void on_cta_end(uint32_t sm, uint32_t slot);
   // CTA scheduler hook: CTA `next` is about to be placed at `cycle` with `resident` CTAs resident
@@ -95,7 +101,8 @@ class Sampler {
  private:
   struct CtaRecord {
     bool live = false, in_loop = false;
-    int64_t iter = 0, trip = 0;
+    int64_t iter = 0, iter_max = 0, trip = 0;  // iter: the CTA's least advanced warp
+    double mean = 0, mean_open = 0;            // mean iterations of its warps
     uint64_t last = 0;  // cycle of the latest boundary
     int64_t iter_open = 0;
     uint64_t last_open = 0;
@@ -127,6 +134,7 @@ class Sampler {
   ir::Program::SamplingLoop loop_;
   uint32_t ctas_per_sm_ = 0;
   uint64_t slots_ = 0, ctas_ = 0;
+  std::shared_ptr<spdlog::logger> log_;  // --log-level debug: windows and marks; trace: every check
   std::vector<CtaRecord> rec_;  // [sm * slots_per_sm_max + slot]
   std::vector<Counter*> counters_;
   std::vector<size_t> inst_counters_;  // indices of the SMs' inst_executed counters

@@ -200,6 +200,23 @@ void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
   }
 }
 
+void Sm::report_iteration(const Warp& w0, uint64_t c) {
+  Sampler::CtaProgress p;
+  p.min = p.max = w0.exec->loop_iterations(sample_loop_);
+  int64_t sum = 0, n = 0;
+  for (uint16_t wi : ctas_[w0.cta].warps) {
+    const Warp& w = warps_[wi];
+    if (!w.exec) continue;
+    int64_t it = w.exec->loop_iterations(sample_loop_);
+    p.min = std::min(p.min, it);
+    p.max = std::max(p.max, it);
+    sum += it;
+    ++n;
+  }
+  p.mean = double(sum) / double(std::max<int64_t>(n, 1));
+  sampler_->on_iteration(id_, w0.cta, p, w0.exec->loop_trip(sample_loop_), c);
+}
+
 void Sm::skip_cta(uint32_t slot, uint32_t loop, int64_t n) {
   for (uint16_t wi : ctas_[slot].warps)
     if (warps_[wi].exec) warps_[wi].exec->skip_iterations(loop, n);
@@ -332,8 +349,7 @@ void Sm::issue(uint16_t wi, uint64_t c) {
   *ctr_[kFlops] += in.flops;
   sim_.note_progress();
   last_activity_ = std::max(last_activity_, c);
-  if (in.static_id == sample_bra_ && w.warp_in_cta == 0)
-    sampler_->on_iteration(id_, w.cta, w.exec->loop_iterations(sample_loop_), w.exec->loop_trip(sample_loop_), c);
+  if (in.static_id == sample_bra_ && w.warp_in_cta == 0) report_iteration(w, c);
   SubPartition& sp = sps_[w.sp];
   Pipe p = w.pipe;
   if (p != Pipe::kTensor) {

@@ -170,6 +170,7 @@ class Sm final : public Component, public mem::MemResponder {
   void account_stalls(Warp& w, uint64_t c, uint64_t unit_free);
   void fetch(uint16_t wi, uint64_t c);
   void compute_deps(Warp& w);
+  void report_iteration(const Warp& w0, uint64_t c);  // the sampler hook: a CTA's warps' progress
   void ensure_regs(Warp& w, uint16_t reg);
   void wake(uint32_t s, uint64_t cycle);
   uint64_t tick_to_cycle(Tick t) const;

@@ -1,6 +1,8 @@
 // The command-line contract: exit codes, file:line:col errors, JSON keys, nothing half-written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/cli/cli_harness.hpp"
 
 namespace gtsim::test {
@@ -141,6 +143,68 @@ TEST(Cli, SameInputsGiveByteIdenticalStats) {
   ja.erase("sim_wall_seconds");
   jb.erase("sim_wall_seconds");
   EXPECT_EQ(ja.dump(), jb.dump());
+}
+
+}  // namespace
+}  // namespace gtsim::test
+
+// gtsim sweep: the same grid gives byte-identical CSV on one thread, on two, as three shards joined
+// by gtsim merge, and (where the build has MPI and mpirun runs) as two MPI ranks.
+namespace gtsim::test {
+namespace {
+
+const std::string kSweep =
+    "sweep --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=4096:32768:4096 "
+    "--no-progress";
+
+std::string tmp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+}
+
+TEST(CliSweep, ThreadsAndShardsGiveTheSameBytes) {
+  auto one = gtsim_cli(kSweep + " --threads 1 --csv -");
+  auto two = gtsim_cli(kSweep + " --threads 2 --csv -");
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(two.rc, 0) << two.err;
+  EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 9) << one.out;  // header + 8 points
+  EXPECT_EQ(one.out, two.out);
+  std::string shards;
+  for (int i = 0; i < 3; ++i) {
+    std::string f = tmp_path("shard" + std::to_string(i) + ".csv");
+    auto r = gtsim_cli(kSweep + " --shard " + std::to_string(i) + "/3 --csv " + f);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    shards += " " + f;
+  }
+  auto merged = gtsim_cli("merge" + shards);
+  ASSERT_EQ(merged.rc, 0) << merged.err;
+  EXPECT_EQ(merged.out, one.out);
+  auto missing = gtsim_cli("merge" + shards.substr(0, shards.rfind(' ')));  // shard 2 of 3 left out
+  EXPECT_EQ(missing.rc, 2) << missing.out;
+  for (int i = 0; i < 3; ++i) std::filesystem::remove(tmp_path("shard" + std::to_string(i) + ".csv"));
+}
+
+TEST(CliSweep, MpiRanksGiveTheSameBytes) {
+  if (std::system("mpirun --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun here";
+  auto serial = gtsim_cli(kSweep + " --csv -");
+  ASSERT_EQ(serial.rc, 0) << serial.err;
+  std::string f = tmp_path("mpi.csv");
+  std::string cmd = std::string("cd ") + GTSIM_SOURCE_DIR + " && mpirun --oversubscribe --allow-run-as-root -n 2 " +
+                    GTSIM_BIN + " " + kSweep + " --csv " + f + " >/dev/null 2>&1";
+  int status = std::system(cmd.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) GTEST_SKIP() << "mpirun could not start two ranks here";
+  EXPECT_EQ(slurp(f), serial.out);
+  std::filesystem::remove(f);
+}
+
+TEST(CliSweep, BadAxisIsAnInputErrorAndWritesNothing) {
+  std::string f = tmp_path("bad.csv");
+  for (const char* axis : {"n=4096:1024", "n=abc", "nope=1:4", "n=1:4:0"}) {
+    auto r = gtsim_cli("sweep --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param " +
+                       std::string(axis) + " --no-progress --csv " + f);
+    EXPECT_EQ(r.rc, 2) << axis << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty()) << axis;
+    EXPECT_FALSE(std::filesystem::exists(f)) << axis;
+  }
 }
 
 }  // namespace
