@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sampled against exact, kernel by kernel: cycles and DRAM bytes, the fraction simulated and both
-# runs' host time and peak memory. Usage: bench/sampling_error.sh [path/to/gtsim] (default build/cli/gtsim).
+# runs' host time (the JSON's sim_wall_seconds). Usage: bench/sampling_error.sh [path/to/gtsim] (default build/cli/gtsim).
 # The machine: the A100 config cut to 4 SMs and a 1 MB L2 in 8 slices (the sizes of
 # tests/models/test_sampling.cpp), so that the exact runs take seconds. Prints a Markdown table.
 set -euo pipefail
@@ -14,18 +14,18 @@ echo "|---|---|---|---|---|---|---|"
 while read -r k params; do
   [ -z "$k" ] && continue
   P=(); for p in $params; do P+=(--param "$p"); done
-  /usr/bin/time -f "%e s, %M KB" -o "$tmp/ts" "$G" run --hw hw_configs/a100-40gb.yaml --kernel "kernels_ir/lib/$k.kir" \
+  "$G" run --hw hw_configs/a100-40gb.yaml --kernel "kernels_ir/lib/$k.kir" \
     "${P[@]}" "${S[@]}" --json "$tmp/s.json" >/dev/null
-  /usr/bin/time -f "%e s, %M KB" -o "$tmp/te" "$G" run --exact --hw hw_configs/a100-40gb.yaml \
+  "$G" run --exact --hw hw_configs/a100-40gb.yaml \
     --kernel "kernels_ir/lib/$k.kir" "${P[@]}" "${S[@]}" --json "$tmp/e.json" >/dev/null
-  python3 - "$k" "$params" "$(tail -1 "$tmp/ts")" "$(tail -1 "$tmp/te")" "$tmp" <<'PY'
+  python3 - "$k" "$params" "$tmp" <<'PY'
 import json, sys
-k, params, ts, te, d = sys.argv[1:6]
+k, params, d = sys.argv[1:4]
 s, e = json.load(open(d + "/s.json")), json.load(open(d + "/e.json"))
 dram = lambda j: j["dram_read_bytes"] + j["dram_write_bytes"]
 pct = lambda a, b: 100.0 * (a - b) / b if b else 0.0
 print(f"| {k} | {params} | {pct(s['cycles'], e['cycles']):+.2f}% | {pct(dram(s), dram(e)):+.2f}% | "
-      f"{100 * s['sampling']['fraction_simulated']:.0f}% | {ts} | {te} |")
+      f"{100 * s['sampling']['fraction_simulated']:.0f}% | {s['sim_wall_seconds']:.1f} s | {e['sim_wall_seconds']:.1f} s |")
 PY
 done <<'LIST'
 gemm_tiled M=1024 N=1024 K=1024

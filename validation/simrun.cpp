@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/parser.hpp"
 #include "sim/config.hpp"
@@ -121,6 +123,8 @@ SimOutcome SimRunner::run(const SimJob& job) {
     out.error = e.what();
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::debug("model run {:.1f} s ({} warp instructions, {:.0f}% simulated): {}", secs, out.result.warp_instructions,
+                100 * out.result.sampling.fraction_simulated, key);
   std::lock_guard<std::mutex> lock(mu_);
   ++runs_;
   sim_seconds_ += secs;
