@@ -34,12 +34,11 @@ uint32_t shared_phase_lanes(const DynInst& inst, uint32_t banks, uint32_t bank_b
 
 SharedCost shared_cost(const DynInst& inst, uint32_t banks, uint32_t bank_bytes, const uint64_t* addr) {
   if (!addr) addr = inst.addr;
-  // Per bank, a short list of the distinct words it must serve in the current phase (a linked list
-  // in fixed arrays: at most 32 lanes x 16 bytes / 4 = 128 words, so no allocation).
+  // The words the phase's lanes touch (at most 32 lanes x 16 bytes / 4 = 128 per phase, so fixed
+  // arrays, no allocation), sorted so that each distinct word counts once on its bank.
   constexpr int kMaxWords = 32 * 64;
   constexpr int kMaxBanks = 64;
   static thread_local uint64_t word[kMaxWords];
-  static thread_local int16_t next[kMaxWords];
   const uint32_t bytes = std::max<uint32_t>(inst.access_bytes, 1);
   // Shifts and masks for the usual power-of-two geometry (32 banks of 4 bytes): two 64-bit
   // divisions per lane otherwise (this runs for every shared-memory and ldmatrix instruction).
@@ -54,30 +53,22 @@ SharedCost shared_cost(const DynInst& inst, uint32_t banks, uint32_t bank_bytes,
   for (uint32_t first_lane = 0; first_lane < kWarpSize; first_lane += lanes) {
     const uint32_t act = lanes_mask & (phase_mask << first_lane);
     if (!act) continue;
-    int16_t head[kMaxBanks];
-    std::fill(head, head + nb, int16_t(-1));
-    uint16_t count[kMaxBanks] = {};
     int n = 0;
-    uint32_t distinct = 0, worst = 0;
     for (uint32_t m = act; m; m &= m - 1) {
       int lane = std::countr_zero(m);
       uint64_t lo = pow2 ? addr[lane] >> word_shift : addr[lane] / bank_bytes;
       uint64_t hi = pow2 ? (addr[lane] + bytes - 1) >> word_shift : (addr[lane] + bytes - 1) / bank_bytes;
-      for (uint64_t w = lo; w <= hi && n < kMaxWords; ++w) {
-        uint32_t b = uint32_t(pow2 ? w & bank_mask : w % banks) % nb;
-        bool seen = false;
-        for (int16_t i = head[b]; i >= 0; i = next[i])
-          if (word[i] == w) {
-            seen = true;
-            break;
-          }
-        if (seen) continue;
-        word[n] = w;
-        next[n] = head[b];
-        head[b] = int16_t(n++);
-        ++distinct;
-        worst = std::max<uint32_t>(worst, ++count[b]);
-      }
+      for (uint64_t w = lo; w <= hi && n < kMaxWords; ++w) word[n++] = w;
+    }
+    std::sort(word, word + n);
+    uint16_t count[kMaxBanks] = {};
+    uint32_t distinct = 0, worst = 0;
+    for (int i = 0; i < n; ++i) {
+      if (i > 0 && word[i] == word[i - 1]) continue;
+      const uint64_t w = word[i];
+      uint32_t b = uint32_t(pow2 ? w & bank_mask : w % banks) % nb;
+      ++distinct;
+      worst = std::max<uint32_t>(worst, ++count[b]);
     }
     c.wavefronts += std::max<uint32_t>(worst, 1);
     c.ideal += std::max<uint32_t>((distinct + banks - 1) / banks, 1);

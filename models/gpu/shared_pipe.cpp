@@ -12,11 +12,14 @@ void SharedPipe::reset(std::size_t warp_slots, std::size_t sub_partitions, uint3
   gap_ = std::max<uint32_t>(warp_cycles_per_wavefront, 1);
   sps_ = std::max<std::size_t>(sub_partitions, 1);
   order_ = order;
+  head_.assign(sps_, 0);
+  next_[0] = next_[1] = kUnknown;
 }
 
 void SharedPipe::enqueue(const Request& r, uint64_t cycle) {
   state_.cyc = std::max(state_.cyc, cycle);
   state_.reqs.push_back(Waiting{r, std::max<uint32_t>(r.wavefronts, 1), false});
+  next_[0] = next_[1] = kUnknown;
   ++state_.waiting[r.sp];
 }
 
@@ -37,9 +40,10 @@ std::size_t SharedPipe::pick_next(const State& st, uint64_t& at) const {
     return pick;
   }
   // kSubPartitions: each sub-partition's oldest request; the first sub-partition from st.rr on
-  std::vector<std::size_t> head(sps_, n);
-  for (std::size_t i = 0; i < n; ++i)
-    if (head[st.reqs[i].r.sp] == n) head[st.reqs[i].r.sp] = i;
+  std::vector<std::size_t>& head = head_;
+  std::fill(head.begin(), head.end(), n);
+  for (std::size_t i = 0, found = 0; i < n && found < sps_; ++i)
+    if (head[st.reqs[i].r.sp] == n) head[st.reqs[i].r.sp] = i, ++found;
   uint64_t best = kNone;
   std::size_t pick = n;
   for (std::size_t k = 0; k < sps_; ++k) {
@@ -72,7 +76,14 @@ bool SharedPipe::serve(State& st, std::size_t i, uint64_t at) const {
 }
 
 uint64_t SharedPipe::next_event(bool starts) const {
-  State st = state_;  // served on a copy until a request finishes (or starts)
+  uint64_t& memo = next_[starts ? 1 : 0];
+  if (memo == kUnknown) memo = first_event(starts);
+  return memo;
+}
+
+uint64_t SharedPipe::first_event(bool starts) const {
+  State& st = scratch_;  // served on a copy until a request finishes (or starts)
+  st = state_;          // (copy-assignment keeps the scratch vectors' storage: no allocation)
   uint64_t at = kNone;
   for (;;) {
     const std::size_t i = pick_next(st, at);

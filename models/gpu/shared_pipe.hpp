@@ -67,8 +67,16 @@ class SharedPipe {
   std::size_t pick_next(const State& st, uint64_t& at) const;
   // Serves request i's next wavefront at cycle `at`; true when that was its last.
   bool serve(State& st, std::size_t i, uint64_t at) const;
+  uint64_t first_event(bool starts) const;  // next_event, computed
 
   State state_;
+  // scratch for next_event's copy and pick_next's queue heads: reused, so that no event allocates
+  mutable State scratch_;
+  mutable std::vector<std::size_t> head_ = std::vector<std::size_t>(1);
+  // next_event's answers (finish only; start or finish), valid until a request arrives or the pipe
+  // is advanced past them: advancing to a cycle before the next event follows the same path.
+  static constexpr uint64_t kUnknown = kNone - 1;
+  mutable uint64_t next_[2] = {kUnknown, kUnknown};
   uint32_t gap_ = 1;
   std::size_t sps_ = 1;
   Order order_ = Order::kRequests;
@@ -88,6 +96,8 @@ void SharedPipe::advance(uint64_t until, Done&& done) {
     if (serve(st, i, at)) done(r, at);
   }
   st.cyc = std::max(st.cyc, until);
+  for (uint64_t& e : next_)
+    if (e != kNone && e < until) e = kUnknown;
 }
 
 }  // namespace gtsim::gpu
