@@ -73,12 +73,9 @@ void Evaluator::init(const Program::Impl* p, const uint32_t cta[3], uint32_t war
   slots.assign(p->slots.size(), Slot{});
 }
 
-Val Evaluator::from_slot(uint32_t slot, int line, int col) const {
-  if (slot >= slots.size())
-    throw InputError(SourcePos{p_->file, line, col},
-                     "register array index out of range at run time, expected an index below the array size");
-  const Slot& s = slots[slot];
-  return Val{s.a, s.s, s.v, s.k};
+void Evaluator::slot_out_of_range(int line, int col) const {
+  throw InputError(SourcePos{p_->file, line, col},
+                   "register array index out of range at run time, expected an index below the array size");
 }
 
 void Evaluator::unary(ExprOp op, Val& x, int64_t* rx) {

@@ -55,7 +55,13 @@ class Evaluator {
   std::vector<int64_t> scratch_;
   void binary(ExprOp op, Val& x, Val& y, int64_t* rx, int64_t* ry);
   void unary(ExprOp op, Val& x, int64_t* rx);
-  Val from_slot(uint32_t slot, int line, int col) const;
+  Val from_slot(uint32_t slot, int line, int col) const {
+    if (slot >= slots.size()) [[unlikely]]
+      slot_out_of_range(line, col);
+    const Slot& s = slots[slot];
+    return Val{s.a, s.s, s.v, s.k};
+  }
+  [[noreturn]] void slot_out_of_range(int line, int col) const;
   // A warp-uniform expression on a scalar stack (no lane vectors).
   int64_t eval_scalar(const CExpr& c);
   std::vector<int64_t> sst_;
