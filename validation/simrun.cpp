@@ -1,12 +1,12 @@
 #include "validation/simrun.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/parser.hpp"

@@ -40,7 +40,7 @@ std::size_t SharedPipe::pick_next(const State& st, uint64_t& at) const {
     return pick;
   }
   // kSubPartitions: each sub-partition's oldest request; the first sub-partition from st.rr on
-  std::vector<std::size_t>& head = head_;
+  auto& head = head_;  // reused scratch: no allocation per wavefront
   std::fill(head.begin(), head.end(), n);
   for (std::size_t i = 0, found = 0; i < n && found < sps_; ++i)
     if (head[st.reqs[i].r.sp] == n) head[st.reqs[i].r.sp] = i, ++found;
@@ -83,7 +83,7 @@ uint64_t SharedPipe::next_event(bool starts) const {
 
 uint64_t SharedPipe::first_event(bool starts) const {
   State& st = scratch_;  // served on a copy until a request finishes (or starts)
-  st = state_;          // (copy-assignment keeps the scratch vectors' storage: no allocation)
+  st = state_;           // (copy-assignment keeps the scratch vectors' storage: no allocation)
   uint64_t at = kNone;
   for (;;) {
     const std::size_t i = pick_next(st, at);

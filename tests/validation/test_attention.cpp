@@ -1,6 +1,7 @@
 // Naive attention (issue 9): its three launches (attn_qk_gemm, softmax_rows to bf16, gemm_tiled<8> batched
 // as attn_pv_gemm.kir) are the twins' programs by the committed b3 compiler record, and the three-launch
-// point at the smallest T is planned as three launches (summed), not excluded. flash_attention_fwd passes the same check.
+// point at the smallest T is planned as three launches (summed), not excluded. flash_attention_fwd passes the same
+// check.
 #include <gtest/gtest.h>
 
 #include <cmath>
