@@ -1,6 +1,7 @@
 #include "kernels_ir/lexer.hpp"
 
 #include <cctype>
+#include <cstdint>
 
 namespace gtsim::ir {
 namespace {
@@ -41,12 +42,18 @@ std::vector<Token> lex(std::string_view s) {
       int base = 10;
       if (c == '0' && i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')) base = 16, adv(2);
       uint64_t v = 0;
+      size_t first_digit = i;
+      constexpr uint64_t kMax = uint64_t(INT64_MAX);
       while (i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i])) && (base == 16 || std::isdigit(static_cast<unsigned char>(s[i])))) {
         int d = std::isdigit(static_cast<unsigned char>(s[i])) ? s[i] - '0' : (std::tolower(s[i]) - 'a' + 10);
-        v = v * base + d;
+        if (v > (kMax - uint64_t(d)) / uint64_t(base))
+          t.out_of_range = true;  // v * base + d > INT64_MAX
+        else
+          v = v * uint64_t(base) + uint64_t(d);
         adv(1);
       }
-      t.num = int64_t(v);
+      t.no_digits = i == first_digit;
+      t.num = t.out_of_range ? 0 : int64_t(v);
     } else {
       t.kind = Tok::kPunct;
       size_t n = 1;

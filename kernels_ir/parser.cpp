@@ -1,5 +1,6 @@
 #include "kernels_ir/parser.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -83,16 +84,55 @@ class Parser {
   }
 
   // ---- expressions
+  // Nesting (parser.hpp, kMaxNesting): nest_ counts the brackets, calls and unary operators being
+  // parsed (the parser's own recursion); every expression function also returns the height of the
+  // tree it built in `h`, so a long operator chain is refused at the operator that makes it too deep.
+  int nest_ = 0;
+  int stmt_nest_ = 0;  // if / loop bodies and else-if links being parsed
+  struct Level {
+    int* n;
+    explicit Level(int* p) : n(p) {}
+    Level(const Level&) = delete;
+    ~Level() { --*n; }
+  };
+  static std::string too_deep() {
+    return "expression nested deeper than " + std::to_string(kMaxNesting) + " levels, expected at most " +
+           std::to_string(kMaxNesting) + " (split it with let)";
+  }
+  [[nodiscard]] Level enter(int& n, const Token& at, bool stmt = false) {
+    if (n >= kMaxNesting)
+      fail(stmt ? "statements nested deeper than " + std::to_string(kMaxNesting) +
+                      " levels (if, loop, else if), expected at most " + std::to_string(kMaxNesting) +
+                      " (move the inner part out of some levels)"
+                : too_deep(),
+           &at);
+    ++n;
+    return Level(&n);
+  }
+  void check_height(int h, const Token& at) const {
+    if (h > kMaxNesting) fail(too_deep(), &at);
+  }
+
   Expr expr(int min_prec = 1) {
-    Expr lhs = unary();
+    int h = 0;
+    return expr_h(min_prec, h);
+  }
+
+  Expr expr_h(int min_prec, int& h) {
+    Expr lhs = unary(h);
     while (cur().kind == Tok::kPunct) {
       const BinOp* b = nullptr;
       for (const auto& o : kBinOps)
         if (cur().text == o.text) b = &o;
       if (!b || b->prec < min_prec) break;
+      const Token& op_tok = cur();
+      check_height(h + 1, op_tok);  // this operator's node sits above the left operand
       Loc l = loc();
       ++p_;
-      Expr rhs = expr(b->prec + 1);
+      int rh = 0;
+      Expr rhs = expr_h(b->prec + 1, rh);
+      h = std::max(h, rh) + 1;
+      check_height(h, op_tok);
       Expr e{b->op, 0, "", {}, l};
       e.args.push_back(std::move(lhs));
       e.args.push_back(std::move(rhs));
@@ -101,23 +141,35 @@ class Parser {
     return lhs;
   }
 
-  Expr unary() {
+  Expr unary(int& h) {
     Loc l = loc();
     for (auto [t, op] : {std::pair{"-", ExprOp::kNeg}, {"!", ExprOp::kNot}, {"~", ExprOp::kBitNot}}) {
-      if (accept(t)) {
-        Expr e{op, 0, "", {}, l};
-        e.args.push_back(unary());
-        return e;
-      }
+      if (!is(t)) continue;
+      const Token& at = cur();
+      auto level = enter(nest_, at);
+      ++p_;
+      Expr e{op, 0, "", {}, l};
+      e.args.push_back(unary(h));
+      check_height(++h, at);
+      return e;
     }
-    return primary();
+    return primary(h);
   }
 
-  Expr primary() {
+  Expr primary(int& h) {
     Loc l = loc();
-    if (cur().kind == Tok::kNum) return Expr{ExprOp::kNum, toks_[p_++].num, "", {}, l};
-    if (accept("(")) {
-      Expr e = expr();
+    const Token& start = cur();
+    h = 1;
+    if (cur().kind == Tok::kNum) {
+      if (start.no_digits) fail("'" + start.text + "' has no digits after 0x, expected a hex literal such as 0x1f");
+      if (start.out_of_range)
+        fail("integer literal " + start.text + " is out of range, expected 0 .. 9223372036854775807 (INT64_MAX)");
+      return Expr{ExprOp::kNum, toks_[p_++].num, "", {}, l};
+    }
+    if (is("(")) {
+      auto level = enter(nest_, start);
+      ++p_;
+      Expr e = expr_h(1, h);
       expect(")", "')' closing the parenthesis");
       return e;
     }
@@ -127,10 +179,15 @@ class Parser {
         {"min", ExprOp::kMin}, {"max", ExprOp::kMax}, {"cdiv", ExprOp::kCdiv}, {"select", ExprOp::kSelect}};
     for (auto [fn, op] : kFns) {
       if (name != fn || !is("(")) continue;
+      auto level = enter(nest_, start);
       ++p_;
       Expr e{op, 0, "", {}, l};
-      do e.args.push_back(expr());
-      while (accept(","));
+      int ah = 0;
+      do {
+        e.args.push_back(expr_h(1, ah));
+        h = std::max(h, ah + 1);
+      } while (accept(","));
+      check_height(h, start);
       expect(")", "')' closing " + name + "(...)");
       size_t want = op == ExprOp::kSelect ? 3 : 2;
       if (op == ExprOp::kMin || op == ExprOp::kMax ? e.args.size() < 2 : e.args.size() != want)
@@ -138,9 +195,11 @@ class Parser {
       return e;
     }
     if (is("[") && !cur().space_before) {
+      auto level = enter(nest_, start);
       ++p_;
       Expr e{ExprOp::kIndex, 0, name, {}, l};
-      e.args.push_back(expr());
+      e.args.push_back(expr_h(1, h));
+      check_height(++h, start);
       expect("]", "']' closing the index");
       return e;
     }
@@ -253,6 +312,7 @@ class Parser {
 
   // ---- statements
   std::vector<Stmt> block() {
+    auto level = enter(stmt_nest_, cur(), true);
     expect("{", "'{' opening a block");
     std::vector<Stmt> v;
     while (!is("}") && !at_end()) v.push_back(stmt());
@@ -312,6 +372,7 @@ class Parser {
     if (accept_word("else")) {
       s.has_else = true;
       if (is_word("if")) {
+        auto level = enter(stmt_nest_, cur(), true);  // an else-if chain nests in the AST
         Stmt inner;
         inner.loc = loc();
         ++p_;

@@ -4,7 +4,9 @@
 #include <map>
 #include <optional>
 
+#include "kernels_ir/checked_int.hpp"
 #include "kernels_ir/ops.hpp"
+#include "kernels_ir/printer.hpp"
 
 namespace gtsim::ir {
 namespace {
@@ -86,44 +88,36 @@ class Expander {
         return std::nullopt;
       default: break;
     }
-    std::vector<int64_t> a;
-    for (size_t i = 0; i < e.args.size(); ++i) {
-      auto v = arg(i);
-      if (!v) return std::nullopt;
-      a.push_back(*v);
+    // select, && and || evaluate only the operands they need (a problem in the other is not one).
+    if (e.op == ExprOp::kSelect) {
+      auto c = arg(0);
+      if (!c) return std::nullopt;
+      return arg(*c ? 1 : 2);
     }
-    auto nz = [&](int64_t d) {
-      if (d == 0) err(e.loc, "division by zero");
-      return d != 0;
-    };
-    switch (e.op) {
-      case ExprOp::kNeg: return -a[0];
-      case ExprOp::kNot: return int64_t(!a[0]);
-      case ExprOp::kBitNot: return ~a[0];
-      case ExprOp::kMul: return a[0] * a[1];
-      case ExprOp::kDiv: if (!nz(a[1])) return std::nullopt; return a[0] / a[1];
-      case ExprOp::kMod: if (!nz(a[1])) return std::nullopt; return a[0] % a[1];
-      case ExprOp::kAdd: return a[0] + a[1];
-      case ExprOp::kSub: return a[0] - a[1];
-      case ExprOp::kShl: return int64_t(uint64_t(a[0]) << (a[1] & 63));
-      case ExprOp::kShr: return a[0] >> (a[1] & 63);
-      case ExprOp::kLt: return int64_t(a[0] < a[1]);
-      case ExprOp::kLe: return int64_t(a[0] <= a[1]);
-      case ExprOp::kGt: return int64_t(a[0] > a[1]);
-      case ExprOp::kGe: return int64_t(a[0] >= a[1]);
-      case ExprOp::kEq: return int64_t(a[0] == a[1]);
-      case ExprOp::kNe: return int64_t(a[0] != a[1]);
-      case ExprOp::kAnd: return a[0] & a[1];
-      case ExprOp::kXor: return a[0] ^ a[1];
-      case ExprOp::kOr: return a[0] | a[1];
-      case ExprOp::kLAnd: return int64_t(a[0] && a[1]);
-      case ExprOp::kLOr: return int64_t(a[0] || a[1]);
-      case ExprOp::kMin: return *std::min_element(a.begin(), a.end());
-      case ExprOp::kMax: return *std::max_element(a.begin(), a.end());
-      case ExprOp::kCdiv: if (!nz(a[1])) return std::nullopt; return (a[0] + a[1] - 1) / a[1];
-      case ExprOp::kSelect: return a[0] ? a[1] : a[2];
-      default: return std::nullopt;
+    if (e.op == ExprOp::kLAnd || e.op == ExprOp::kLOr) {
+      auto l = arg(0);
+      if (!l) return std::nullopt;
+      if ((e.op == ExprOp::kLAnd) == (*l == 0)) return int64_t(e.op == ExprOp::kLOr);
+      auto r = arg(1);
+      if (!r) return std::nullopt;
+      return int64_t(*r != 0);
     }
+    // Checked arithmetic (checked_int.hpp): overflow, division by zero, INT64_MIN / -1 and shift
+    // counts outside 0 .. 63 are errors at the operator, never a wrap or a trap.
+    auto v = arg(0);
+    if (!v) return std::nullopt;
+    for (size_t i = 1; i < e.args.size() || e.args.size() == 1; ++i) {
+      std::optional<int64_t> b = int64_t(0);
+      if (e.args.size() > 1 && !(b = arg(i))) return std::nullopt;
+      std::string why;
+      v = checked_op(e.op, *v, *b, &why);  // min / max fold left over their arguments
+      if (!v) {
+        err(e.loc, "'" + print_expr(e) + "': " + why);
+        return std::nullopt;
+      }
+      if (e.args.size() == 1) break;
+    }
+    return v;
   }
 
   void declare(const BufferDecl& b, const Env& env) {
@@ -151,13 +145,23 @@ class Expander {
         if (*v < 1 || *v > 64) err(b.slots->loc, "slots " + std::to_string(*v) + ", expected 1 to 64");
         slots = *v;
       }
+      if (dims[0] > (int64_t(1) << 30) || dims[1] > (int64_t(1) << 30)) {
+        err(b.loc, "vmem '" + b.name + "' of " + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) +
+                       ", expected at most 2^30 rows and columns");
+        return;
+      }
       if (b.has_layout || b.align || b.init != InitKind::kNone)
         err(b.loc, "layout, align and init are HBM buffer options, not allowed on vmem '" + b.name + "'");
       bufs_[b.name] = {true, uint32_t(prog_->vmem.size())};
       prog_->vmem.push_back({b.name, uint64_t(dims[0]), uint64_t(dims[1]), eb, uint32_t(slots)});
     } else {
       uint64_t n = 1;
-      for (auto d : dims) n *= uint64_t(std::max<int64_t>(d, 0));
+      bool too_big = false;
+      for (auto d : dims) too_big = too_big || __builtin_mul_overflow(n, uint64_t(std::max<int64_t>(d, 0)), &n);
+      if (too_big || n > (uint64_t(1) << 48) / eb) {
+        err(b.loc, "buffer '" + b.name + "' is larger than 2^48 bytes (256 TiB), expected a smaller shape");
+        return;
+      }
       bufs_[b.name] = {false, uint32_t(prog_->hbm.size())};
       prog_->hbm.push_back({b.name, n, eb});
     }
@@ -206,7 +210,8 @@ class Expander {
     std::vector<TpuOp> first, all;  // all: every trip, once two trips differ
     bool same = true;
     uint64_t trips = 0;
-    for (int64_t i = *lo; i < *hi; i += *step, ++trips) {
+    // i + step never overflows: the loop stops once fewer than `step` values remain below hi.
+    for (int64_t i = *lo; i<*hi; i = uint64_t(*hi) - uint64_t(i)> uint64_t(*step) ? i + *step : *hi, ++trips) {
       Env e = env;
       e[s.name] = i;
       auto it = block(s.body, e);
@@ -218,7 +223,8 @@ class Expander {
         for (uint64_t t = 0; t < trips; ++t) all.insert(all.end(), first.begin(), first.end());
       }
       if (!same) all.insert(all.end(), it.begin(), it.end());
-      if ((emitted_ += it.size()) > kMaxOps) {
+      // every trip counts (at least 1), so a loop of empty trips is bounded too
+      if ((emitted_ += std::max<size_t>(it.size(), 1)) > kMaxOps) {
         err(s.loc, "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
         return;
       }

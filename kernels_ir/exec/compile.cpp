@@ -1,11 +1,11 @@
 // AST -> Program::Impl: header, name resolution, expressions (constant folding, uniformity).
 #include "kernels_ir/exec/compile.hpp"
 
-#include <tuple>
-
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
+#include "kernels_ir/checked_int.hpp"
 #include "kernels_ir/printer.hpp"
 
 namespace gtsim::ir {
@@ -150,22 +150,53 @@ Uniformity Compiler::gen(const Expr& e, std::vector<Node>& out, uint32_t pos, ui
 }
 
 namespace {
-int64_t fold(const std::vector<Node>& nodes) {
-  std::vector<int64_t> st;
+// Folds a constant expression with checked arithmetic (kernels_ir/checked_int.hpp): an overflow, a
+// division by zero or a bad shift count is reported in *why with the operator's node in *at. A problem
+// in an operand the result does not depend on (the operand select does not pick, the right side of a
+// && whose left side is 0 or of a || whose left side is not) is ignored, as the run time ignores it.
+int64_t fold(const std::vector<Node>& nodes, std::string* why, const Node** at) {
+  struct V {
+    int64_t v = 0;
+    int bad = -1;  // index into `errs`
+  };
+  std::vector<V> st;
+  std::vector<std::pair<const Node*, std::string>> errs;
+  auto apply = [&](const Node& n, V a, V b) -> V {
+    if (a.bad >= 0) return a;
+    if (n.op == ExprOp::kLAnd && a.v == 0) return V{0};
+    if (n.op == ExprOp::kLOr && a.v != 0) return V{1};
+    if (b.bad >= 0) return b;
+    std::string w;
+    if (auto r = checked_op(n.op, a.v, b.v, &w)) return V{*r};
+    errs.push_back({&n, w});
+    return V{0, int(errs.size() - 1)};
+  };
   for (const auto& n : nodes) {
-    if (n.kind == NodeKind::kConst) { st.push_back(n.c); continue; }
-    if (n.kind == NodeKind::kUnary) { st.back() = scalar_op(n.op, st.back(), 0); continue; }
-    if (n.kind == NodeKind::kSelect) {
-      int64_t c = st[st.size() - 3], a = st[st.size() - 2], b = st.back();
-      st.resize(st.size() - 2);
-      st.back() = c ? a : b;
+    if (n.kind == NodeKind::kConst) {
+      st.push_back(V{n.c});
       continue;
     }
-    int64_t b = st.back();
+    if (n.kind == NodeKind::kUnary) {
+      st.back() = apply(n, st.back(), V{});
+      continue;
+    }
+    if (n.kind == NodeKind::kSelect) {
+      V c = st[st.size() - 3], a = st[st.size() - 2], b = st.back();
+      st.resize(st.size() - 2);
+      st.back() = c.bad >= 0 ? c : c.v ? a : b;
+      continue;
+    }
+    V b = st.back();
     st.pop_back();
-    st.back() = scalar_op(n.op, st.back(), b);
+    st.back() = apply(n, st.back(), b);
   }
-  return st.empty() ? 0 : st.back();
+  if (st.empty()) return 0;
+  if (st.back().bad >= 0) {
+    *why = errs[size_t(st.back().bad)].second;
+    *at = errs[size_t(st.back().bad)].first;
+    return 0;
+  }
+  return st.back().v;
 }
 
 bool has_div_by_const_zero(const std::vector<Node>& nodes) {
@@ -182,9 +213,13 @@ uint32_t Compiler::expr(const Expr& e, std::vector<uint16_t>* rr) {
   uint32_t depth = 0;
   CExpr c;
   c.u = gen(e, nodes, 0, depth, rr);
-  if (has_div_by_const_zero(nodes)) error(e.loc, "division by zero in '" + print_expr(e) + "', expected a nonzero divisor");
+  bool div0 = has_div_by_const_zero(nodes);
+  if (div0) error(e.loc, "division by zero in '" + print_expr(e) + "', expected a nonzero divisor");
   if (c.u == Uniformity::kConst) {
-    c.value = fold(nodes);
+    std::string why;
+    const Node* at = nullptr;
+    c.value = fold(nodes, &why, &at);
+    if (at && !div0) error(Loc{at->line, at->col}, "constant expression '" + print_expr(e) + "': " + why);
   } else {
     c.first = uint32_t(P.nodes.size()), c.count = uint32_t(nodes.size()), c.depth = depth;
     P.nodes.insert(P.nodes.end(), nodes.begin(), nodes.end());
@@ -241,7 +276,14 @@ void Compiler::header() {
   };
   dims(k_.grid, "grid", P.grid);
   dims(k_.block, "block", P.block);
-  P.regs = k_.regs ? uint32_t(const_eval(*k_.regs, "regs")) : 32;
+  P.regs = 32;
+  if (k_.regs) {
+    int64_t r = const_eval(*k_.regs, "regs");
+    if (r < 1 || r > 65535)
+      error(k_.regs->loc, "regs " + std::to_string(r) + " is out of range, expected 1 .. 65535 registers per thread");
+    else
+      P.regs = uint32_t(r);
+  }
   buffers();
   shared_arrays();
 }
@@ -252,15 +294,31 @@ void Compiler::buffers() {
     if (bufs_.count(b.name) || lookup(b.name)) error(b.loc, "'" + b.name + "' is declared twice, expected unique names");
     BufferInfo info;
     info.name = b.name, info.dtype = b.dtype;
+    // Element count and bytes: a buffer must fit the simulated 64-bit address space with room to
+    // spare (kMaxBufferBytes), so every address computation below stays exact.
+    constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 48;
     uint64_t n = 1;
+    bool too_big = false;
     for (const auto& s : b.shape) {
       int64_t d = const_eval(s, "buffer shape");
       if (d < 0) error(s.loc, "negative buffer dimension " + std::to_string(d) + ", expected >= 0");
-      n *= uint64_t(std::max<int64_t>(d, 0));
+      too_big = too_big || __builtin_mul_overflow(n, uint64_t(std::max<int64_t>(d, 0)), &n);
     }
-    info.bytes = n * uint64_t(dtype_bytes(b.dtype));
-    uint64_t align = b.align ? uint64_t(const_eval(*b.align, "align")) : 256;
-    if (align == 0 || !std::has_single_bit(align)) { error(b.align->loc, "align " + std::to_string(align) + " is not a power of two, expected 1, 2, 4, ... bytes"); align = 256; }
+    too_big = too_big || __builtin_mul_overflow(n, uint64_t(dtype_bytes(b.dtype)), &info.bytes) ||
+              info.bytes > kMaxBufferBytes;
+    if (too_big) {
+      error(b.loc, "buffer '" + b.name + "' is larger than 2^48 bytes (256 TiB), expected a smaller shape");
+      info.bytes = 0;
+    }
+    uint64_t align = 256;
+    if (b.align) {
+      int64_t a = const_eval(*b.align, "align");
+      if (a < 1 || a > (int64_t(1) << 30) || !std::has_single_bit(uint64_t(a)))
+        error(b.align->loc,
+              "align " + std::to_string(a) + " is not a power of two up to 2^30, expected 1, 2, 4, ... bytes");
+      else
+        align = uint64_t(a);
+    }
     uint64_t page = std::max<uint64_t>(4096, align);
     auto placed = placement_ ? placement_->find(b.name) : BufferPlacement::const_iterator{};
     const bool own_region = placement_ && placed != placement_->end();
@@ -268,6 +326,10 @@ void Compiler::buffers() {
     info.base = (start + page - 1) / page * page;
     if (align < 256) info.base += align;  // a multiple of align but not of 2*align
     if (!own_region) cursor = info.base + std::max<uint64_t>(info.bytes, 1);
+    if (cursor > (uint64_t(1) << 56)) {
+      error(b.loc, "the kernel's buffers total more than 2^56 bytes, expected fewer or smaller buffers");
+      cursor = uint64_t(1) << 32;
+    }
     auto init = std::make_unique<BufInit>();
     init->kind = b.init, init->base = info.base, init->bytes = info.bytes, init->elem = uint32_t(dtype_bytes(b.dtype));
     if (b.init == InitKind::kChase) {
@@ -289,16 +351,29 @@ void Compiler::shared_arrays() {
     if (bufs_.count(s.name) || shared_.count(s.name)) error(s.loc, "'" + s.name + "' is declared twice, expected unique names");
     off = (off + 127) / 128 * 128;
     int64_t n = const_eval(s.count, "shared array size");
+    // Shared memory is at most a few hundred KiB per CTA; the cap keeps every sum below exact.
+    constexpr int64_t kMaxShared = int64_t(1) << 31;
+    if (n < 0 || n > kMaxShared / 8) {
+      error(s.count.loc, "shared array '" + s.name + "' of " + std::to_string(n) + " elements, expected 0 .. 2^28");
+      n = 0;
+    }
     shared_[s.name] = int(shared_off_.size());
     shared_off_.push_back(off);
-    off += uint64_t(std::max<int64_t>(n, 0)) * uint64_t(dtype_bytes(s.dtype));
+    off += uint64_t(n) * uint64_t(dtype_bytes(s.dtype));
+    if (off > uint64_t(kMaxShared)) {
+      error(s.loc, "shared arrays total more than 2^31 bytes, expected at most the machine's shared memory");
+      off = 0;
+    }
   }
   P.shared_bytes = uint32_t(off);
   if (k_.smem) {
     int64_t sm = const_eval(*k_.smem, "smem");
     if (sm < int64_t(off))
       error(k_.smem->loc, "shared arrays need " + std::to_string(off) + " bytes but smem declares " + std::to_string(sm) + ", expected smem >= the arrays' total");
-    P.shared_bytes = uint32_t(std::max<int64_t>(sm, int64_t(off)));
+    else if (sm > int64_t(UINT32_MAX))
+      error(k_.smem->loc, "smem " + std::to_string(sm) + " bytes is out of range, expected 0 .. 4294967295");
+    else
+      P.shared_bytes = uint32_t(sm);
   }
 }
 

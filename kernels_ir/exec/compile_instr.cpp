@@ -374,7 +374,11 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
       ci.vec = expr(*in.vec);
       if (cx(ci.vec).u == Uniformity::kVarying)
         error(in.vec->loc, "vector width varies across lanes, expected a uniform width");
-      if (cx(ci.vec).u == Uniformity::kConst) vec = uint32_t(cx(ci.vec).value), ci.vec = kNoExpr;
+      if (cx(ci.vec).u == Uniformity::kConst) {
+        int64_t v = cx(ci.vec).value;
+        if (v < 1 || v > 64) error(in.vec->loc, "vector width " + std::to_string(v) + ", expected 1 .. 64 elements");
+        vec = uint32_t(std::clamp<int64_t>(v, 1, 64)), ci.vec = kNoExpr;
+      }
     }
     if (vec * elem > 64 || vec * elem == 0)
       error(loc, "access of " + std::to_string(vec * elem) + " bytes per lane, expected 1 .. 64");

@@ -61,10 +61,13 @@ void WarpExecutor::State::write(uint32_t slot, const Val& v, uint32_t mask) {
 uint16_t WarpExecutor::State::reg_id(const RegRef& r) {
   if (r.idx == kNoExpr) return r.base;
   int64_t i = ev.eval_u(r.idx);
-  if (i < 0 || i >= r.count)
-    throw InputError(SourcePos{P->file, 0, 0}, "register array index " + std::to_string(i) +
-                                                   " out of range at run time, expected 0 .. " +
-                                                   std::to_string(r.count - 1));
+  if (i < 0 || i >= r.count) {
+    const CExpr& c = P->exprs[r.idx];  // the index expression's operator (last postfix node) gives the place
+    const Node* at = c.count ? &P->nodes[c.first + c.count - 1] : nullptr;
+    throw InputError(SourcePos{P->file, at ? at->line : 0, at ? at->col : 0},
+                     "register array index " + std::to_string(i) + " out of range at run time, expected 0 .. " +
+                         std::to_string(r.count - 1));
+  }
   return uint16_t(r.base + i);
 }
 

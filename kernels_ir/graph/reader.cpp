@@ -1,7 +1,10 @@
 // Workload YAML reader: tensors, params, ops, expansion into primitive nodes (docs/workloads.md).
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "kernels_ir/graph/workload.hpp"
 #include "sim/config.hpp"
@@ -21,7 +24,15 @@ class WorkloadReader {
         params_[k] = overrides_.count(k) ? overrides_.at(k) : eval_int(p->at(k));
       }
     }
-    for (const auto& [k, v] : overrides_) params_[k] = v;
+    // An override must name a parameter of the file, as `--param` must for a kernel (cli load_program).
+    for (const auto& [k, v] : overrides_) {
+      if (params_.count(k)) continue;
+      std::string list;
+      for (const auto& [name, _] : params_) list += (list.empty() ? "" : ", ") + name;
+      const ConfigNode* p = root.find("params");
+      throw InputError(p ? p->pos() : root.pos(), "workload " + w_.name_ + " has no parameter \"" + k +
+                                                      "\"; its parameters are: " + (list.empty() ? "(none)" : list));
+    }
     const ConfigNode& tensors = root.at("tensors");
     if (!tensors.is_map()) tensors.fail("tensors: expected a map of name: {dtype, shape}");
     for (const auto& name : tensors.keys()) read_tensor(name, tensors.at(name));
@@ -48,10 +59,16 @@ class WorkloadReader {
   }
 
  private:
+  // Tensors and op names are indexed so that reading is linear in the number of ops (an expression
+  // expands to one op per operator).
   TensorDesc* find(const std::string& n) {
-    for (auto& t : w_.tensors_)
-      if (t.name == n) return &t;
-    return nullptr;
+    auto it = tindex_.find(n);
+    return it == tindex_.end() ? nullptr : &w_.tensors_[it->second];
+  }
+  TensorDesc& add(TensorDesc t) {
+    tindex_[t.name] = w_.tensors_.size();
+    w_.tensors_.push_back(std::move(t));
+    return w_.tensors_.back();
   }
   const TensorDesc& need(const ConfigNode& op, const std::string& key) {
     std::string n = op.param<std::string>(key).get();
@@ -61,15 +78,19 @@ class WorkloadReader {
   }
   // Output tensor: declared (shape checked by the caller) or created with the given shape.
   TensorDesc& out(const ConfigNode& node, const std::string& name, DType dt, std::vector<int64_t> shape) {
+    check_size(TensorDesc{name, dt, shape, false, {}}, node);
     if (TensorDesc* t = find(name)) {
       if (t->elements() != TensorDesc{name, dt, shape, false, {}}.elements())
         node.fail("tensor '" + name + "' has " + std::to_string(t->elements()) + " elements, the op produces " +
                   std::to_string(TensorDesc{name, dt, shape, false, {}}.elements()));
       return *t;
     }
-    return w_.add_tensor(TensorDesc{name, dt, std::move(shape), false, node.pos()});
+    return add(TensorDesc{name, dt, std::move(shape), false, node.pos()});
   }
 
+  // A shape or param expression, evaluated in checked 64-bit integer arithmetic: numbers must be
+  // integers (exact up to 2^53; larger values are written as 2^N or products), `/` rounds down, and
+  // an overflow or a division by zero is an error at the expression, never a wrap.
   int64_t eval_int(const ConfigNode& n) {
     std::string s = n.as<std::string>();
     std::vector<std::string> names;
@@ -80,22 +101,65 @@ class WorkloadReader {
       if (it == params_.end()) n.fail("unknown parameter '" + nm + "' (declare it under params:)");
       vals.push_back(it->second);
     }
-    std::function<double(const EwExpr&)> ev = [&](const EwExpr& x) -> double {
+    auto overflow = [&](int64_t a, const char* op, int64_t b) -> int64_t {
+      n.fail("'" + s + "': " + std::to_string(a) + " " + op + " " + std::to_string(b) +
+             " overflows a 64-bit integer, expected a value up to 9223372036854775807");
+    };
+    std::function<int64_t(const EwExpr&)> ev = [&](const EwExpr& x) -> int64_t {
+      int64_t a = 0, b = 0, r = 0;
+      if (x.args.size() >= 1) a = ev(x.args[0]);
+      if (x.args.size() >= 2) b = ev(x.args[1]);
       switch (x.op) {
-        case EwOp::kConst: return x.value;
-        case EwOp::kInput: return double(vals[x.input]);
-        case EwOp::kAdd: return ev(x.args[0]) + ev(x.args[1]);
-        case EwOp::kSub: return ev(x.args[0]) - ev(x.args[1]);
-        case EwOp::kMul: return ev(x.args[0]) * ev(x.args[1]);
-        case EwOp::kDiv: return std::floor(ev(x.args[0]) / ev(x.args[1]));
-        case EwOp::kPow: return std::pow(ev(x.args[0]), ev(x.args[1]));
-        case EwOp::kNeg: return -ev(x.args[0]);
-        default: n.fail("shape expressions allow + - * / ^ and params only");
+        case EwOp::kConst:
+          if (!(std::floor(x.value) == x.value && std::fabs(x.value) <= 9007199254740992.0))
+            n.fail("'" + s + "': number " + std::to_string(x.value) +
+                   " is not an integer up to 2^53, expected an integer (write large sizes as 2^N or products)");
+          return int64_t(x.value);
+        case EwOp::kInput:
+          return vals[size_t(x.input)];
+        case EwOp::kAdd:
+          return __builtin_add_overflow(a, b, &r) ? overflow(a, "+", b) : r;
+        case EwOp::kSub:
+          return __builtin_sub_overflow(a, b, &r) ? overflow(a, "-", b) : r;
+        case EwOp::kMul:
+          return __builtin_mul_overflow(a, b, &r) ? overflow(a, "*", b) : r;
+        case EwOp::kNeg:
+          return a == INT64_MIN ? overflow(0, "-", a) : -a;
+        case EwOp::kDiv:
+          if (b == 0) n.fail("'" + s + "': division by zero, expected a nonzero divisor");
+          if (a == INT64_MIN && b == -1) return overflow(a, "/", b);
+          return a / b - int64_t((a % b != 0) && ((a < 0) != (b < 0)));  // floor
+        case EwOp::kPow: {
+          if (b < 0) n.fail("'" + s + "': negative exponent " + std::to_string(b) + ", expected an integer power >= 0");
+          if (a == -1) return b % 2 ? -1 : 1;
+          r = 1;
+          for (int64_t k = 0; k < b && r != 0 && !(r == 1 && a == 1); ++k)  // |a| >= 2 overflows by k = 64
+            if (__builtin_mul_overflow(r, a, &r)) return overflow(a, "^", b);
+          return r;
+        }
+        default:
+          n.fail("shape expressions allow + - * / ^ and params only");
       }
     };
-    double v = ev(e);
-    if (v < 1 || v > 9.0e18) n.fail("shape dimension must be a positive integer, got " + std::to_string(v));
-    return int64_t(v);
+    int64_t v = ev(e);
+    if (v < 1) n.fail("shape dimension must be a positive integer, got " + std::to_string(v));
+    return v;
+  }
+
+  // Element count and bytes of a tensor fit with room to spare (the IR's buffers hold at most 2^48
+  // bytes, exec/compile.cpp), so every later product of sizes is exact; refused at `at`.
+  static constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 48;
+  static void check_size(const TensorDesc& t, const ConfigNode& at) {
+    uint64_t n = 1;
+    bool big = false;
+    std::string shape;
+    for (int64_t d : t.shape) {
+      big = big || d < 0 || __builtin_mul_overflow(n, uint64_t(d), &n);
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    }
+    if (big || n > kMaxTensorBytes / uint64_t(ir::dtype_bytes(t.dtype)))
+      at.fail("tensor '" + t.name + "' of shape [" + shape +
+              "] is larger than 2^48 bytes (256 TiB), expected a smaller shape");
   }
 
   void read_tensor(const std::string& name, const ConfigNode& n) {
@@ -109,12 +173,13 @@ class WorkloadReader {
     const ConfigNode& shape = n.at("shape");
     if (!shape.is_seq() || shape.size() == 0) shape.fail("shape: expected a non-empty list of dimensions");
     for (size_t i = 0; i < shape.size(); ++i) t.shape.push_back(eval_int(shape[i]));
-    w_.tensors_.push_back(std::move(t));
+    check_size(t, shape);
+    if (find(name)) n.fail("duplicate tensor name '" + name + "'");
+    add(std::move(t));
   }
 
   Op& new_op(const ConfigNode& n, const std::string& name, OpKind kind) {
-    for (const auto& o : w_.ops_)
-      if (o->name == name) n.fail("duplicate op name '" + name + "'");
+    if (!op_names_.insert(name).second) n.fail("duplicate op name '" + name + "'");
     auto op = std::make_unique<Op>();
     op->name = name;
     op->kind = kind;
@@ -148,6 +213,11 @@ class WorkloadReader {
       n.fail("matmul '" + name + "': batch dimensions of a and b differ");
     oshape.push_back(M);
     oshape.push_back(N);
+    unsigned __int128 flops = (unsigned __int128)2 * uint64_t(batch) * uint64_t(M);
+    flops *= uint64_t(N);
+    if (flops > UINT64_MAX / uint64_t(Ka))
+      n.fail("matmul '" + name + "' does more than 2^64 flops (2 x " + std::to_string(batch) + " x " +
+             std::to_string(M) + " x " + std::to_string(N) + " x " + std::to_string(Ka) + "), expected smaller shapes");
     Op& op = new_op(n, name, OpKind::kMatmul);
     op.dtype = a.dtype;
     op.mm = {batch, M, N, Ka, ta, tb};
@@ -231,6 +301,11 @@ class WorkloadReader {
     if (impl != "naive" && impl != "flash") n.at("impl").fail("impl: expected naive or flash, got '" + impl + "'");
     a.impl = impl == "naive" ? AttnImpl::kNaive : AttnImpl::kFlash;
     std::string oname = n.param<std::string>("out").get();
+    // flops (Op::flops) in double: at most 12 T^2 d per head; refuse what a uint64_t cannot hold
+    if (12.0 * double(a.T) * double(a.T) * double(a.d) * double(a.B) * double(a.H) +
+            6.0 * double(a.T) * double(a.T) * double(a.B) * double(a.H) >
+        1.8e19)
+      n.fail("attention '" + name + "' does more than 2^64 flops, expected smaller shapes");
     if (a.impl == AttnImpl::kNaive) {
       std::vector<int64_t> sshape = {a.B, a.H, a.T, a.T};
       Op& s = new_op(n, name + ".qk", OpKind::kMatmul);
@@ -279,11 +354,11 @@ class WorkloadReader {
     std::string fn = n.param<std::string>("fn").get();
     std::vector<std::string> names = {"s"};
     EwExpr f = parse_ew_expression(fn + "(s)", names, n.at("fn").pos());
-    int count = n.param<int>("count").range(1, 64).or_default(1);
+    int64_t count = n.param<int64_t>("count").range(1, 64).or_default(1);  // int64: no narrowing of 2^32 + 1
     bool recompute = n.param<bool>("recompute").or_default(false);
     std::string oname = n.param<std::string>("out").get();
     std::vector<TensorDesc> s = {x};
-    for (int k = 1; k <= count; ++k) {
+    for (int64_t k = 1; k <= count; ++k) {
       Op& op = new_op(n, name + "." + fn + std::to_string(k), OpKind::kElementwise);
       op.dtype = x.dtype;
       op.recompute = recompute;
@@ -302,7 +377,7 @@ class WorkloadReader {
     std::optional<TensorDesc> g;
     if (auto gi = n.param<std::string>("grad_out").optional()) g = need(n, "grad_out");
     std::string gname = n.param<std::string>("grad_in").get();
-    for (int k = count; k >= 1; --k) {
+    for (int64_t k = count; k >= 1; --k) {
       Op& op = new_op(n, name + ".bwd" + std::to_string(k), OpKind::kElementwise);
       op.phase = Phase::kBackward;
       op.dtype = x.dtype;
@@ -319,6 +394,8 @@ class WorkloadReader {
 
   Workload& w_;
   std::map<std::string, int64_t> overrides_, params_;
+  std::unordered_map<std::string, size_t> tindex_;
+  std::unordered_set<std::string> op_names_;
 };
 
 std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::string>& entries) {
@@ -342,7 +419,10 @@ std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::stri
     } else {
       int64_t b = num(v.substr(0, caret)), p = num(v.substr(caret + 1));
       if (p < 0 || p > 62) bad();
-      for (int64_t i = 0; i < p; ++i) x *= b;
+      for (int64_t i = 0; i < p; ++i)
+        if (__builtin_mul_overflow(x, b, &x))
+          throw InputError(SourcePos{"--param", 0, 0},
+                           "'" + e + "': " + v + " overflows a 64-bit integer, expected at most 2^63 - 1");
     }
     m[e.substr(0, eq)] = x;
   }

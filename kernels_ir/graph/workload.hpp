@@ -149,6 +149,10 @@ class Workload {
 // for Workload::load_file (InputError on a malformed entry).
 std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::string>& entries);
 
+// The most nodes (operators, names, numbers) one workload expression may have; a fused expression
+// (passes.cpp) is kept within it too. Nesting is limited by ir::kMaxNesting (kernels_ir/parser.hpp).
+inline constexpr int kMaxExprNodes = 4096;
+
 // Parses an elementwise expression (`sin(x)^2 + cos(x)^2`, `x * sigmoid(y)`, `-a / 2`) over
 // `names`; names not in the list are added to it. Errors point at `pos` + the column.
 EwExpr parse_ew_expression(const std::string& text, std::vector<std::string>& names, const SourcePos& pos);
