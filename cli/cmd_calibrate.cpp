@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "validation/calibrate.hpp"
 
 namespace gtsim::cli {
@@ -28,7 +29,10 @@ Runner add_calibrate(CLI::App& app) {
   app.add_option("--threads", o->threads, "simulation threads (default: all cores)");
   app.add_flag("--dry-run", o->dry_run, "fit and report, but do not write the config");
   app.add_flag("--quick", o->quick, "smaller model runs (same procedure; for tests)");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
     auto data = validation::load_dataset(o->data);
     std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
     validation::CalibrationOptions opt;

@@ -5,6 +5,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "kernels_ir/graph/workload.hpp"
 #include "models/analytic/roofline.hpp"
 
@@ -23,7 +24,10 @@ Runner add_roofline(CLI::App& app) {
   app.add_option("--set", o->sets, "config override PATH=VALUE");
   app.add_flag("--exact", o->ro.run.exact, "workload kernels without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
     auto hw = load_hw(o->hw, o->sets);
     std::optional<wl::Workload> w;
     if (!o->workload.empty()) w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));

@@ -5,6 +5,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "cli/report.hpp"
 #include "kernels_ir/ast.hpp"
 #include "models/gpu/gpu_model.hpp"
@@ -39,11 +40,16 @@ Runner add_run(CLI::App& app) {
                  "other buffers filled it, their stores dirty: back-to-back launches through rotating "
                  "buffers, as a benchmark timing cold runs does)")
       ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
+    check_output_path(o->resolved);
     auto hw = load_hw(o->hw, o->sets);
     std::shared_ptr<const ir::Kernel> kernel;
     auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);
     gpu::GpuModel model(*hw);
+    model.add_source(kernel);
     gpu::SamplingPolicy sampling;
     sampling.exact = o->exact;
     model.set_sampling(sampling);
@@ -55,6 +61,7 @@ Runner add_run(CLI::App& app) {
     j["hw_file"] = o->hw;
     j["validation"] = validation_label(*hw);
     j["params"] = program->params();
+    // Written only now that the simulation succeeded.
     if (!o->resolved.empty()) write_output(o->resolved, resolved_config_text(*hw, o->hw));
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
     if (o->json != "-") std::cout << format_run_report(j);

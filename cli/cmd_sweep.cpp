@@ -10,6 +10,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "cli/sweep.hpp"
 #include "cli/sweep_mpi.hpp"
 #include "kernels_ir/ast.hpp"
@@ -106,7 +107,10 @@ Runner add_sweep(CLI::App& app) {
   app.add_flag("--no-progress", o->no_progress, "no progress bar on stderr");
   app.add_option("--l2-start", o->l2_start, "what the L2 holds when each launch starts (as gtsim run)")
       ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->csv);
     if (o->kernel.empty() == o->workload.empty())
       throw InputError(SourcePos{"gtsim sweep"}, "expected one of --kernel FILE or --workload FILE");
     std::vector<SweepAxis> axes;
@@ -145,6 +149,7 @@ Runner add_sweep(CLI::App& app) {
       if (kernel) {
         auto program = load_program(o->kernel, p, hw.get(), nullptr, kernel);
         gpu::GpuModel model(*hw);
+        model.add_source(kernel);
         model.set_sampling(sampling);
         gpu::LaunchHistory history{gpu::parse_l2_start(o->l2_start)};
         auto r = gpu::run_after_history(model, *kernel, *program, history, gpu::config_l2_bytes(*hw)).result;
@@ -193,6 +198,7 @@ Runner add_merge(CLI::App& app) {
   app.add_option("shards", o->shards, "shard files written by gtsim sweep --shard I/N")->required();
   app.add_option("--csv", o->csv, "write the merged CSV to PATH ('-' = stdout)");
   return [o]() {
+    check_output_path(o->csv);
     write_output(o->csv, merge_shards(o->shards));
     return 0;
   };

@@ -7,6 +7,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/validate.hpp"
 
@@ -44,8 +45,11 @@ Runner add_validate(CLI::App& app) {
   app.add_flag("--write-error-bands", o->write_bands,
                "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
                "H100 configs");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
     namespace fs = std::filesystem;
+    apply_limits(*limits);
+    for (const std::string* p : {&o->json, &o->doc, &o->plot}) check_output_path(*p);
     if (o->write_bands && (!o->families.empty() || !o->sets.empty() || o->sparse || o->quick))
       throw InputError(SourcePos{"--write-error-bands"},
                        "writes the error band of the whole validation of the config as written, expected no "

@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/limits.hpp"
 #include "kernels_ir/graph/workload.hpp"
 #include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
@@ -39,7 +40,10 @@ Runner add_waves(CLI::App& app) {
   app.add_flag("--exact", o->req.exact, "simulate every wave (no sampling)");
   app.add_flag("!--no-suggestions", o->req.suggestions, "skip the padded alternatives (each is a simulation)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
     auto hw = load_hw(o->hw, o->sets);
     analytic::parse_gemm_shape(o->gemm, o->req);
     auto r = analytic::waves(*hw, o->req);
@@ -68,7 +72,10 @@ Runner add_workload(CLI::App& app) {
   app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^26 (repeatable)");
   app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
     auto hw = load_hw(o->hw, o->sets);
     auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     o->run.fusion = !o->no_fusion;
@@ -91,7 +98,10 @@ Runner add_compare(CLI::App& app) {
   app.add_option("--hw", o->hws, "machine config (repeat: two or more)")->required();
   app.add_flag("--exact", o->cmp.gpu_exact, "GPU runs without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
-  return [o]() {
+  auto limits = add_limit_options(app);
+  return [o, limits]() {
+    apply_limits(*limits);
+    check_output_path(o->json);
     auto w = wl::Workload::load_file(o->workload);
     std::vector<std::shared_ptr<ConfigNode>> roots;
     for (const auto& h : o->hws) roots.push_back(load_hw(h, {}));

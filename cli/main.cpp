@@ -10,6 +10,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "sim/error.hpp"
+#include "sim/simulation.hpp"
 
 int main(int argc, char** argv) {
   using namespace gtsim;
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
       return run();
     } catch (const InputError& e) {
       for (const auto& d : e.diagnostics()) std::cerr << d.str() << "\n";
+      return 2;
+    } catch (const LimitError& e) {
+      std::cerr << "gtsim " << sub->get_name() << ": " << e.what() << "\n";
       return 2;
     } catch (const SimulationError& e) {
       std::cerr << "gtsim " << sub->get_name() << ": simulation stopped: " << e.what() << "\n";

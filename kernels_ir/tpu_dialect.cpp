@@ -49,9 +49,9 @@ class Expander {
       else if (pr.def) { if (auto v = eval(*pr.def, env)) env[pr.name] = *v; }
       else err(pr.loc, "parameter '" + pr.name + "' has no default and no value was given, expected NAME = VALUE");
     }
-    for (const auto& [n, v] : params)
-      if (std::none_of(k_.params.begin(), k_.params.end(), [&](const Param& q) { return q.name == n; }))
-        err(k_.loc, "unknown parameter '" + n + "' given, expected one of the kernel's parameters");
+    for (const auto& nv : params)  // not a structured binding: clang 14 cannot capture one in a lambda
+      if (std::none_of(k_.params.begin(), k_.params.end(), [&](const Param& q) { return q.name == nv.first; }))
+        err(k_.loc, "unknown parameter '" + nv.first + "' given, expected one of the kernel's parameters");
     if (!k_.grid.empty() || !k_.block.empty() || k_.regs || k_.smem || !k_.shared.empty())
       err(k_.loc, "grid, block, regs, smem and shared are GPU declarations, not allowed in a tpu_kernel");
     for (const auto& b : k_.buffers) declare(b, env);

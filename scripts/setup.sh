@@ -8,6 +8,7 @@ PKGS=(
   libboost-graph-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   gnuplot-nox
+  clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
 )
 missing=()

@@ -10,7 +10,40 @@
 
 namespace gtsim {
 
-Simulation::Simulation(std::unique_ptr<EventQueue> queue) : queue_(std::move(queue)) {
+namespace {
+std::mutex g_limits_mutex;
+RunLimits g_limits;
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+}  // namespace
+
+WatchdogLimits RunLimits::watchdog() const {
+  WatchdogLimits w;
+  // Saturates: a limit beyond what a Tick holds is no limit.
+  double ticks = max_sim_seconds * double(kTicksPerUs) * 1e6;
+  w.max_tick = ticks >= double(kTickMax) ? kTickMax : Tick(ticks);
+  w.max_events = max_events;
+  w.max_host_seconds = max_host_seconds;
+  w.host_start = host_start;
+  return w;
+}
+
+RunLimits run_limits() {
+  std::lock_guard<std::mutex> lock(g_limits_mutex);
+  return g_limits;
+}
+
+void set_run_limits(const RunLimits& limits) {
+  std::lock_guard<std::mutex> lock(g_limits_mutex);
+  g_limits = limits;
+  g_limits.host_start = std::chrono::steady_clock::now();
+}
+
+Simulation::Simulation(std::unique_ptr<EventQueue> queue) : queue_(std::move(queue)), limits_(run_limits().watchdog()) {
   if (!queue_) {
     auto q = std::make_unique<CalendarEventQueue>();
     calendar_ = q.get();
@@ -31,10 +64,11 @@ void Simulation::schedule(Tick when, EventHandler* handler, uint32_t kind, uint6
 
 void Simulation::time_limit_reached() {
   std::ostringstream os;
-  os << "watchdog: simulated time limit of " << limits_.max_tick / kTicksPerUs << " us reached with "
-     << queue_->size() << " events pending";
+  os << "simulated time limit reached: " << double(limits_.max_tick) / double(kTicksPerUs) / 1e6
+     << " s of simulated time (the limit) with " << queue_->size()
+     << " events pending; raise it with --max-sim-seconds";
   if (stall_reporter_) os << "\n" << stall_reporter_();
-  throw SimulationError(os.str());
+  throw LimitError(os.str());
 }
 
 void Simulation::no_progress() {
@@ -47,9 +81,17 @@ void Simulation::no_progress() {
 
 void Simulation::event_limit_reached() {
   std::ostringstream os;
-  os << "watchdog: event limit of " << limits_.max_events << " reached at " << double(now_) / kTicksPerUs
-     << " us";
-  throw SimulationError(os.str());
+  os << "event limit reached: " << events_ << " events (the limit is " << limits_.max_events << ") at "
+     << double(now_) / kTicksPerUs << " us of simulated time; raise it with --max-events";
+  throw LimitError(os.str());
+}
+
+void Simulation::host_limit_reached(double seconds) {
+  std::ostringstream os;
+  os << "host time limit reached: " << seconds_text(seconds) << " s of host time (the limit is "
+     << seconds_text(limits_.max_host_seconds) << " s) after " << events_ << " events, at "
+     << double(now_) / kTicksPerUs << " us of simulated time; raise it with --max-host-seconds";
+  throw LimitError(os.str());
 }
 
 template <class Q>
@@ -71,6 +113,10 @@ Tick Simulation::run_on(Q& q, Tick until) {
       no_progress();
     }
     if (events_ > limits_.max_events) [[unlikely]] event_limit_reached();
+    if ((events_ & (kHostCheckEvents - 1)) == 0 && limits_.max_host_seconds > 0) [[unlikely]] {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - limits_.host_start).count();
+      if (s > limits_.max_host_seconds) host_limit_reached(s);
+    }
   }
   return now_;
 }

@@ -2,25 +2,56 @@
 // globals: two Simulations on two threads give the same results as each alone.
 #pragma once
 
+#include <spdlog/logger.h>
+
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
-#include <spdlog/logger.h>
-
+#include "sim/error.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
 
 namespace gtsim {
 
-// Limits that end a run with a diagnostic instead of a hang.
+// Limits that end a run with a diagnostic instead of a hang. Every limit can be raised: the
+// defaults come from RunLimits (below), which the command line sets from its --max-* flags.
 struct WatchdogLimits {
   Tick max_tick = 10ull * 1000 * kTicksPerUs * 1000;  // 10 s of simulated time
   uint64_t max_events = 20'000'000'000ull;
   // No progress: this many consecutive events without the progress counter moving.
   uint64_t max_events_without_progress = 50'000'000ull;
+  // Host (wall-clock) seconds since the limits were set (RunLimits::host_start); 0: none. Checked
+  // every kHostCheckEvents events.
+  double max_host_seconds = 0;
+  std::chrono::steady_clock::time_point host_start = std::chrono::steady_clock::now();
+};
+inline constexpr uint64_t kHostCheckEvents = 1u << 16;
+
+// The resource limits of a command, process-wide: every Simulation starts with them, and the models
+// check the up-front estimates against them (models/gpu/footprint.hpp). Limits end a run with an
+// error (a LimitError naming the limit, the value reached and the command-line flag that raises it);
+// they never change a result. Set once, before simulations start (the CLI does it after parsing).
+struct RunLimits {
+  double max_sim_seconds = 10;              // --max-sim-seconds: simulated time of one machine
+  uint64_t max_events = 20'000'000'000ull;  // --max-events: events of one machine
+  double max_host_seconds = 0;              // --max-host-seconds: wall-clock seconds of the command; 0: none
+  double max_memory_gib = 2;                // --max-memory-gib: estimated model state of one machine
+  double max_warp_instructions = 1e12;      // --max-warp-instructions: estimated dynamic warp instructions of a launch
+  std::chrono::steady_clock::time_point host_start = std::chrono::steady_clock::now();
+  WatchdogLimits watchdog() const;
+};
+RunLimits run_limits();
+// Installs `limits` (host_start: now) for every Simulation built from now on.
+void set_run_limits(const RunLimits& limits);
+
+// A resource limit was reached (or an up-front estimate is above one).
+class LimitError : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
 };
 
 class Simulation {
@@ -36,7 +67,8 @@ class Simulation {
   void schedule(Tick when, EventHandler* handler, uint32_t kind = 0, uint64_t arg = 0, int32_t priority = 0);
 
   // Runs events until the queue is empty, `until` is passed, or a watchdog limit fires
-  // (throws SimulationError naming the limit and what was pending). Returns the final time.
+  // (throws LimitError naming the limit, what was pending and the flag that raises it; SimulationError
+  // when nothing progresses). Returns the final time.
   Tick run(Tick until = kTickMax);
   bool idle() const { return queue_->empty(); }
 
@@ -58,6 +90,7 @@ class Simulation {
   [[noreturn]] void time_limit_reached();
   [[noreturn]] void no_progress();
   [[noreturn]] void event_limit_reached();
+  [[noreturn]] void host_limit_reached(double seconds);
 
   std::unique_ptr<EventQueue> queue_;
   CalendarEventQueue* calendar_ = nullptr;  // queue_ when it is the default (calls without dispatch)

@@ -11,11 +11,8 @@
 #include "kernels_ir/ast.hpp"
 #include "kernels_ir/parser.hpp"
 #include "sim/config.hpp"
+#include "sim/data_dir.hpp"
 #include "sim/error.hpp"
-
-#ifndef GTSIM_SOURCE_DIR
-#define GTSIM_SOURCE_DIR ""
-#endif
 
 namespace gtsim::validation {
 namespace fs = std::filesystem;
@@ -30,7 +27,12 @@ std::string find_kernels_dir(const std::string& start) {
     }
     return "";
   };
-  for (const std::string& s : {start, fs::current_path().string(), std::string(GTSIM_SOURCE_DIR)}) {
+  std::string data;  // gtsim's data folder (sim/data_dir.hpp), last
+  try {
+    data = data_dir();
+  } catch (const InputError&) {
+  }
+  for (const std::string& s : {start, fs::current_path().string(), data}) {
     if (s.empty()) continue;
     std::string d = search(s);
     if (!d.empty()) return d;

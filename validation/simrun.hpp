@@ -75,7 +75,8 @@ class SimRunner {
 };
 
 // kernels_ir/lib of the source tree: searched upwards from `start` (a file or folder), then from
-// the working folder, then the tree this binary was built from. Empty when not found.
+// the working folder, then gtsim's data folder (sim/data_dir.hpp: $GTSIM_DATA, the installed
+// share/gtsim, the tree this binary was built from). Empty when not found.
 std::string find_kernels_dir(const std::string& start);
 
 }  // namespace gtsim::validation

@@ -10,37 +10,6 @@
 
 namespace gtsim::ir {
 
-int64_t scalar_op(ExprOp op, int64_t a, int64_t b) {
-  auto ua = uint64_t(a), ub = uint64_t(b);
-  switch (op) {
-    case ExprOp::kNeg: return int64_t(0 - ua);
-    case ExprOp::kNot: return !a;
-    case ExprOp::kBitNot: return ~a;
-    case ExprOp::kAdd: return int64_t(ua + ub);
-    case ExprOp::kSub: return int64_t(ua - ub);
-    case ExprOp::kMul: return int64_t(ua * ub);
-    case ExprOp::kDiv: return b == 0 ? 0 : b == -1 ? int64_t(0 - ua) : a / b;
-    case ExprOp::kMod: return b == 0 || b == -1 ? 0 : a % b;
-    case ExprOp::kCdiv: return b == 0 ? 0 : b == -1 ? int64_t(0 - ua) : (a / b + ((a % b != 0) && ((a < 0) == (b < 0))));
-    case ExprOp::kShl: return int64_t(ua << (ub & 63));
-    case ExprOp::kShr: return a >> (ub & 63);
-    case ExprOp::kLt: return a < b;
-    case ExprOp::kLe: return a <= b;
-    case ExprOp::kGt: return a > b;
-    case ExprOp::kGe: return a >= b;
-    case ExprOp::kEq: return a == b;
-    case ExprOp::kNe: return a != b;
-    case ExprOp::kAnd: return a & b;
-    case ExprOp::kOr: return a | b;
-    case ExprOp::kXor: return a ^ b;
-    case ExprOp::kLAnd: return a && b;
-    case ExprOp::kLOr: return a || b;
-    case ExprOp::kMin: return a < b ? a : b;
-    case ExprOp::kMax: return a > b ? a : b;
-    default: return 0;
-  }
-}
-
 void Compiler::error(const Loc& l, const std::string& msg) {
   if (!quiet_) diags_.push_back(Diagnostic{SourcePos{k_.file, l.line, l.col}, msg});
 }

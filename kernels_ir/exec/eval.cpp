@@ -71,6 +71,11 @@ void Evaluator::init(const Program::Impl* p, const uint32_t cta[3], uint32_t war
   scratch_.assign(size_t(p->max_depth + 1) * kWarpSize, 0);
   sst_.assign(p->max_depth + 1, 0);
   slots.assign(p->slots.size(), Slot{});
+  if (rows_n_ != slots.size()) {
+    rows_.reset(new int64_t[slots.size() * kWarpSize]);  // default-initialized: pages untouched until used
+    rows_n_ = slots.size();
+  }
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].v = rows_.get() + i * kWarpSize;
 }
 
 void Evaluator::slot_out_of_range(int line, int col) const {

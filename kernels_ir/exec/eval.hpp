@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernels_ir/exec/program_impl.hpp"
@@ -17,10 +18,14 @@ struct Val {
   uint8_t k = kU;
 };
 
+// A slot's value. The header is small and the slots of a warp are contiguous, so that reading a
+// uniform value (a loop variable, a let) touches one host cache line; the 32 lane values live in
+// the evaluator's row pool (`v`, one row per slot, read only while k == kV and written in full
+// when a slot becomes kV, so rows of slots that stay uniform or affine are never touched).
 struct Slot {
-  uint8_t k = kU;
   int64_t a = 0, s = 0;
-  int64_t v[kWarpSize] = {};
+  int64_t* v = nullptr;
+  uint8_t k = kU;
 };
 
 // Writes the 32 lane values of x to row (or returns x.v when x is already a vector).
@@ -47,6 +52,8 @@ class Evaluator {
   std::vector<Slot> slots;
 
  private:
+  std::unique_ptr<int64_t[]> rows_;  // slots.size() rows of kWarpSize lane values (uninitialized)
+  size_t rows_n_ = 0;
   const Program::Impl* p_ = nullptr;
   uint32_t cta_[3] = {0, 0, 0}, warp_ = 0;
   Val tid_[3];

@@ -145,7 +145,62 @@ struct Program::Impl {
 };
 
 uint64_t splitmix64(uint64_t& s);
-int64_t scalar_op(ExprOp op, int64_t a, int64_t b);
+// Inline: the evaluator applies it per node of every warp-uniform expression.
+inline int64_t scalar_op(ExprOp op, int64_t a, int64_t b) {
+  auto ua = uint64_t(a), ub = uint64_t(b);
+  switch (op) {
+    case ExprOp::kNeg:
+      return int64_t(0 - ua);
+    case ExprOp::kNot:
+      return !a;
+    case ExprOp::kBitNot:
+      return ~a;
+    case ExprOp::kAdd:
+      return int64_t(ua + ub);
+    case ExprOp::kSub:
+      return int64_t(ua - ub);
+    case ExprOp::kMul:
+      return int64_t(ua * ub);
+    case ExprOp::kDiv:
+      return b == 0 ? 0 : b == -1 ? int64_t(0 - ua) : a / b;
+    case ExprOp::kMod:
+      return b == 0 || b == -1 ? 0 : a % b;
+    case ExprOp::kCdiv:
+      return b == 0 ? 0 : b == -1 ? int64_t(0 - ua) : (a / b + ((a % b != 0) && ((a < 0) == (b < 0))));
+    case ExprOp::kShl:
+      return int64_t(ua << (ub & 63));
+    case ExprOp::kShr:
+      return a >> (ub & 63);
+    case ExprOp::kLt:
+      return a < b;
+    case ExprOp::kLe:
+      return a <= b;
+    case ExprOp::kGt:
+      return a > b;
+    case ExprOp::kGe:
+      return a >= b;
+    case ExprOp::kEq:
+      return a == b;
+    case ExprOp::kNe:
+      return a != b;
+    case ExprOp::kAnd:
+      return a & b;
+    case ExprOp::kOr:
+      return a | b;
+    case ExprOp::kXor:
+      return a ^ b;
+    case ExprOp::kLAnd:
+      return a && b;
+    case ExprOp::kLOr:
+      return a || b;
+    case ExprOp::kMin:
+      return a < b ? a : b;
+    case ExprOp::kMax:
+      return a > b ? a : b;
+    default:
+      return 0;
+  }
+}
 
 // Compiles `k` bound to `params`; problems go to `diags` (the result is usable only when diags is empty).
 std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params,

@@ -9,10 +9,7 @@
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/occupancy.hpp"
 #include "models/gpu/specs.hpp"
-
-#ifndef GTSIM_SOURCE_DIR
-#define GTSIM_SOURCE_DIR "."
-#endif
+#include "sim/data_dir.hpp"
 
 namespace gtsim::analytic {
 
@@ -134,7 +131,7 @@ const ir::Kernel& library_kernel(int which) {
   static std::once_flag once[3];
   static std::unique_ptr<ir::Kernel> k[3];
   std::call_once(once[which], [which] {
-    k[which] = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/" + files[which] + ".kir");
+    k[which] = ir::parse_kernel_file(data_path(std::string("kernels_ir/lib/") + files[which] + ".kir"));
   });
   return *k[which];
 }
@@ -198,7 +195,11 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
                                     gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile, es)},
                                     fp32                             ? "gemm_fp32"
                                     : sched == GemmSchedule::kSplitK ? "gemm_splitk"
-                                                                     : "gemm_persistent");
+                                                                     : "gemm_persistent",
+                                    [&] {
+                                      int which = fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
+                                      return gpu::occupancy_source(library_kernel(which));
+                                    });
   p.sms = specs.sm.count;
   p.ctas_per_sm = occ.ctas_per_sm;
   p.occupancy_limiter = occ.limiter;

@@ -7,10 +7,7 @@
 #include "kernels_ir/ops.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/gpu/gpu_model.hpp"
-
-#ifndef GTSIM_SOURCE_DIR
-#define GTSIM_SOURCE_DIR "."
-#endif
+#include "sim/data_dir.hpp"
 
 namespace gtsim::analytic {
 
@@ -66,7 +63,7 @@ double attained_dram_bandwidth(const ConfigNode& hw, int64_t n) {
   // stream_copy twice on one machine: the second run starts from the first one's L2 (its tail,
   // half of it dirty), so its reads miss and its writes evict dirty lines, as in the middle of a
   // long copy. DRAM bytes moved (reads + dirty write-backs) over the span of the second run.
-  auto k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/stream_copy.kir");
+  auto k = ir::parse_kernel_file(data_path("kernels_ir/lib/stream_copy.kir"));
   auto prog = ir::Program::build(*k, {{"n", n}});
   gpu::GpuModel m(hw);
   m.run(*prog);
@@ -83,7 +80,7 @@ double attained_peak_flops(const ConfigNode& hw, ir::DType dt, int64_t iteration
       auto k = ir::parse_kernel_string(kFfmaKir, "<ffma_throughput>");
       return m.run(*ir::Program::build(*k, {{"ITERS", iters}}));
     }
-    auto k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/mma_throughput.kir");
+    auto k = ir::parse_kernel_file(data_path("kernels_ir/lib/mma_throughput.kir"));
     return m.run(*ir::Program::build(*k, {{"dtype", mma_code(dt)}, {"iters", iters}}));
   };
   if (dt != ir::DType::kF32 && mma_code(dt) < 0) return 0;

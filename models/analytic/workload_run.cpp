@@ -11,10 +11,7 @@
 #include "models/analytic/gemm_plan.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/specs.hpp"
-
-#ifndef GTSIM_SOURCE_DIR
-#define GTSIM_SOURCE_DIR "."
-#endif
+#include "sim/data_dir.hpp"
 
 namespace gtsim::analytic {
 
@@ -37,18 +34,14 @@ namespace {
 const ir::Kernel& flash_kernel() {
   static std::once_flag once;
   static std::unique_ptr<ir::Kernel> k;
-  std::call_once(once, [] {
-    k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_fwd.kir");
-  });
+  std::call_once(once, [] { k = ir::parse_kernel_file(data_path("kernels_ir/lib/flash_attention_fwd.kir")); });
   return *k;
 }
 
 const ir::Kernel& flash_bwd_kernel() {
   static std::once_flag once;
   static std::unique_ptr<ir::Kernel> k;
-  std::call_once(once, [] {
-    k = ir::parse_kernel_file(std::string(GTSIM_SOURCE_DIR) + "/kernels_ir/lib/flash_attention_bwd.kir");
-  });
+  std::call_once(once, [] { k = ir::parse_kernel_file(data_path("kernels_ir/lib/flash_attention_bwd.kir")); });
   return *k;
 }
 

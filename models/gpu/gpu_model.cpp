@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
 
+#include "kernels_ir/ast.hpp"
 #include "models/gpu/cta_scheduler.hpp"
+#include "models/gpu/footprint.hpp"
 #include "models/gpu/kernel_report.hpp"
 #include "models/gpu/launch_history.hpp"
 #include "models/gpu/occupancy.hpp"
@@ -35,16 +39,38 @@ struct GpuModel::Impl {
   NoopHandler noop;
   const ir::Program* running = nullptr;
   bool broken = false;
+  MemoryEstimate machine_bytes;
+  std::map<std::string, std::shared_ptr<const ir::Kernel>> sources;  // by kernel file (add_source)
 
   explicit Impl(const ConfigNode& root);
   KernelResult run(const ir::Program& program);
   uint64_t tick_to_cycle(Tick t) const;
   std::string waiting_report(size_t max_lines) const;
   [[noreturn]] void fail_deadlock(const ir::Program& program) const;
+  void check_sampled_time(const ir::Program& program, const SamplingReport& s, double mhz) const;
 };
+
+// Sampling fast-forwards time without events, so the simulated-time limit is checked on the
+// kernel's end time with the skipped cycles counted.
+void GpuModel::Impl::check_sampled_time(const ir::Program& program, const SamplingReport& s, double mhz) const {
+  double end_ps = double(sim.now()) + double(s.skipped_cycles) * 1e6 / mhz;
+  double limit_s = run_limits().max_sim_seconds;
+  if (end_ps / 1e12 <= limit_s) return;
+  char b[160];
+  std::snprintf(b, sizeof b,
+                "%.6g s of simulated time at the end of kernel %s (%.6g s of it fast-forwarded by sampling)",
+                end_ps / 1e12, program.name().c_str(), double(s.skipped_cycles) / mhz / 1e6);
+  char l[32];
+  std::snprintf(l, sizeof l, "%g", limit_s);
+  throw LimitError(std::string("simulated time limit reached: ") + b + ", above the limit of " + l +
+                   " s; raise it with --max-sim-seconds");
+}
 
 GpuModel::Impl::Impl(const ConfigNode& root)
     : specs(GpuSpecs::parse(root)), clock(specs.clocks.sm_mhz), gpu_stats(sim.stats().child("gpu")) {
+  // Refused before anything is allocated when the machine alone is above the memory limit.
+  machine_bytes = machine_memory(root, specs);
+  check_memory_limit(machine_bytes, "the machine " + specs.name);
   memory = mem::GpuMemorySystem::create(sim, gpu_stats, root, specs.sm.count);
   root.require_all_used();
   cta = std::make_unique<CtaScheduler>(sim, gpu_stats, clock);
@@ -95,7 +121,22 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   if (broken) throw SimulationError("this GpuModel stopped at an earlier simulation error; build a new one");
   auto wall0 = std::chrono::steady_clock::now();
   KernelShape shape{program.threads_per_cta(), program.regs_per_thread(), program.shared_bytes()};
-  Occupancy occ = compute_occupancy(specs.sm, specs.l1_unified_kb, shape, program.name());
+  OccupancySourceFn where = [&] { return occupancy_source(program, sources); };
+  Occupancy occ = compute_occupancy(specs.sm, specs.l1_unified_kb, shape, program.name(), where);
+  // Up-front limits: the launch's state on top of the machine's, and its work.
+  MemoryEstimate mem_total = machine_bytes, launch_bytes = launch_memory(program, specs, occ.ctas_per_sm);
+  mem_total.bytes += launch_bytes.bytes;
+  mem_total.parts += ", " + launch_bytes.parts;
+  check_memory_limit(mem_total, "kernel " + program.name() + " on " + specs.name);
+  WorkEstimate work = estimate_work(program);
+  check_work_limit(work, program.name());
+  if (work.ctas >= 0x1p63) {
+    SourcePos pos = where().grid;
+    if (pos.file.empty()) pos = SourcePos{"kernel " + program.name()};
+    char n[32];
+    std::snprintf(n, sizeof n, "%.3g", work.ctas);
+    throw InputError(pos, "kernel " + program.name() + ": a grid of " + n + " CTAs, the model counts at most 2^63");
+  }
   uint64_t ctas = program.grid().count();
   // Hopper lowers its SM clock while tensor cores work (clocks.sm_mhz_tensor): the kernel runs at
   // that clock if it issues a tensor-core instruction. Cycles keep counting across the change.
@@ -123,6 +164,7 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   broken = false;
   running = nullptr;
   SamplingReport sampling = sampler->end_kernel();
+  check_sampled_time(program, sampling, mhz);
   ReportInputs in{specs, occ, program, before, start, end + sampling.skipped_cycles, mhz};
   KernelResult r = make_kernel_result(in, sim, *memory, sms);
   sampling.estimated_error_pct = r.cycles ? 100.0 * sampling.error_cycles / double(r.cycles) : 0.0;
@@ -135,6 +177,10 @@ GpuModel::GpuModel(const ConfigNode& root) : impl_(std::make_unique<Impl>(root))
 GpuModel::~GpuModel() = default;
 
 KernelResult GpuModel::run(const ir::Program& program) { return impl_->run(program); }
+
+void GpuModel::add_source(std::shared_ptr<const ir::Kernel> kernel) {
+  if (kernel) impl_->sources[kernel->file] = std::move(kernel);
+}
 
 void GpuModel::set_sampling(const SamplingPolicy& policy) { impl_->sampler->set_policy(policy); }
 

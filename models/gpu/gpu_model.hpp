@@ -11,6 +11,10 @@
 #include "models/gpu/sampler.hpp"
 #include "sim/config.hpp"
 
+namespace gtsim::ir {
+struct Kernel;
+}
+
 namespace gtsim::gpu {
 
 // Everything `gtsim run --json` reports for one kernel. Every figure is produced by the model.
@@ -42,16 +46,22 @@ struct KernelResult {
 
 class GpuModel {
  public:
-  // Builds the machine; throws InputError (file:line:col) on bad or unknown config keys.
+  // Builds the machine; throws InputError (file:line:col) on bad or unknown config keys, LimitError
+  // when its estimated model state is above RunLimits::max_memory_gib (before allocating it).
   explicit GpuModel(const ConfigNode& root);
   ~GpuModel();
-  // Runs one kernel to completion. Throws SimulationError on deadlock (with which warps wait where).
+  // Runs one kernel to completion. Throws SimulationError on deadlock (with which warps wait where),
+  // LimitError before the run when its estimated memory or work is above the RunLimits
+  // (models/gpu/footprint.hpp) and when a limit is reached during it.
   KernelResult run(const ir::Program& program);
   // Between kernels: the L2 holds [base, base + bytes) as a launch that touched it last would leave it
   // (dirty when `dirty`), with no time and no DRAM traffic (mem::GpuMemorySystem::preload_l2).
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty);
   // Simulated time between the end of one kernel and the start of the next in a multi-kernel run.
   void idle(double us);
+  // The parsed kernel a program was built from: "cannot launch" errors then point at its block,
+  // regs or shared declaration (without it, the program's file is parsed again to find them).
+  void add_source(std::shared_ptr<const ir::Kernel> kernel);
   // Sampled simulation (on by default; policy.exact turns it off), for the kernels run from now on.
   void set_sampling(const SamplingPolicy& policy);
 

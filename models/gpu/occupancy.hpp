@@ -3,9 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "models/gpu/specs.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::ir {
+struct Kernel;
+class Program;
+}  // namespace gtsim::ir
 
 namespace gtsim::gpu {
 
@@ -30,9 +39,24 @@ struct Occupancy {
   double theoretical_pct = 0;       // ctas_per_sm * warps_per_cta / max_warps * 100
 };
 
-// Throws InputError (naming the kernel) when the CTA cannot fit at all: too many threads,
-// registers per thread above the limit, or more shared memory than one CTA may have.
+// Where a kernel declares what occupancy depends on: its `block` (threads), `regs` and shared memory
+// (`smem`, else its first `shared` array), and its `grid`; each file:line:col (the kernel's header
+// when undeclared).
+struct OccupancySource {
+  SourcePos grid, block, regs, shared;
+};
+OccupancySource occupancy_source(const ir::Kernel& k);
+// For a program: from its parsed kernel in `parsed` (keyed by file) when there, else by parsing the
+// program's file again; the kernel's name alone when neither works.
+OccupancySource occupancy_source(const ir::Program& program,
+                                 const std::map<std::string, std::shared_ptr<const ir::Kernel>>& parsed);
+// Called only when a diagnostic needs it (parsing a file again costs more than the occupancy).
+using OccupancySourceFn = std::function<OccupancySource()>;
+
+// Throws InputError when the CTA cannot fit at all: too many threads, registers per thread above
+// the limit, more shared memory than one CTA may have, or not one CTA per SM; at the declaration
+// responsible when `where` is given (else naming the kernel).
 Occupancy compute_occupancy(const SmSpecs& sm, uint32_t l1_unified_kb, const KernelShape& k,
-                            const std::string& kernel_name);
+                            const std::string& kernel_name, const OccupancySourceFn& where = {});
 
 }  // namespace gtsim::gpu

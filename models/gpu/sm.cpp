@@ -238,9 +238,9 @@ void Sm::handle_event(Tick now, uint32_t kind, uint64_t arg) {
   uint64_t c = scheduled_cycle_;
   scheduled_cycle_ = kNever;
   in_step_ = true;
-  uint32_t n = uint32_t(sps_.size());
-  for (uint32_t k = 0; k < n; ++k) {
-    uint32_t s = uint32_t((c + k) % n);  // rotate which sub-partition reaches the SM-wide pipes first
+  const uint32_t n = uint32_t(sps_.size());
+  uint32_t s = uint32_t(c % n);  // rotate which sub-partition reaches the SM-wide pipes first
+  for (uint32_t k = 0; k < n; ++k, s = s + 1 == n ? 0 : s + 1) {
     if (sps_[s].next_cycle <= c) {
       sps_[s].next_cycle = kNever;
       step(s, c);

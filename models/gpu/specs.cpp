@@ -61,12 +61,18 @@ void parse_rate_map(const ConfigNode& node, std::array<double, size_t(ir::DType:
   for (const std::string& key : node.keys()) {
     int found = -1;
     std::string names;
+    std::vector<std::string> all;
     for (int t = 0; t < int(ir::DType::kCount); ++t) {
       std::string n(ir::dtype_name(ir::DType(t)));
       names += (names.empty() ? "" : ", ") + n;
+      all.push_back(n);
       if (n == key) found = t;
     }
-    if (found < 0) node.at(key).fail("unknown dtype \"" + key + "\"; expected one of " + names);
+    if (found < 0) {
+      const std::string near = config_detail::closest(key, all);
+      node.at(key).fail("unknown dtype \"" + key + "\"; expected one of " + names +
+                        (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    }
     out[size_t(found)] = node.param<double>(key).positive().get();
   }
 }

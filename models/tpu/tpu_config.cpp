@@ -22,9 +22,15 @@ MxuConfig read_mxu(const ConfigNode& n) {
   m.f32_passes = n.param<uint32_t>("f32_passes").range(1, 8).or_default(3);
   const ConfigNode& t = n.at("timing");
   std::string name = t.as<std::string>();
-  if (name == "textbook") m.timing = MxuTiming::kTextbook;
-  else if (name == "tpu_like") m.timing = MxuTiming::kTpuLike;
-  else t.fail("unknown timing \"" + name + "\", registered: textbook, tpu_like");
+  if (name == "textbook")
+    m.timing = MxuTiming::kTextbook;
+  else if (name == "tpu_like")
+    m.timing = MxuTiming::kTpuLike;
+  else {
+    const std::string near = config_detail::closest(name, {"textbook", "tpu_like"});
+    t.fail("unknown timing \"" + name + "\", registered: textbook, tpu_like" +
+           (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  }
   return m;
 }
 
