@@ -1,0 +1,4 @@
+// libFuzzer entry point of the workload target; its body (gtsim_fuzz_workload) is shared with the replay test.
+#include "fuzz/fuzz_targets.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return gtsim_fuzz_workload(data, size); }
