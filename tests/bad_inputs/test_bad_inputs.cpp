@@ -62,7 +62,7 @@ TEST_P(BadInput, ExitsTwoWithTheExactMessageAndWritesNothing) {
   for (size_t at; (at = args.find("$OUT")) != std::string::npos;) args.replace(at, 4, out.string());
   fs::path so = out.parent_path() / (out.filename().string() + ".stdout");
   fs::path se = out.parent_path() / (out.filename().string() + ".stderr");
-  std::string cmd = std::string("cd ") + GTSIM_SOURCE_DIR + " && ulimit -v 4194304 && timeout 60 " + GTSIM_BIN +
+  std::string cmd = std::string("cd ") + GTSIM_SOURCE_DIR + " && timeout 60 " + GTSIM_BIN +
                     " " + args + " >" + so.string() + " 2>" + se.string();
   int status = std::system(cmd.c_str());
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -82,6 +82,8 @@ TEST_P(BadInput, ExitsTwoWithTheExactMessageAndWritesNothing) {
   fs::remove(so);
   fs::remove(se);
 }
+// (No `ulimit -v` here: AddressSanitizer's shadow memory needs terabytes of address space. gtsim's own
+// --max-memory-gib estimate is what bounds memory, and the cases check that it refuses up front.)
 
 TEST(BadInputCorpus, HoldsAtLeastEightyCases) { EXPECT_GE(load_cases().size(), 80u); }
 
