@@ -41,9 +41,8 @@ std::string fmt(const char* f, double v) {
 std::string row_figures(const std::string& name, uint64_t cycles, double time_us, double waves, double flops,
                         uint64_t rd, uint64_t wr, double l2_hit, double err_pct, double fraction) {
   return name + "," + std::to_string(cycles) + "," + fmt("%.4f", time_us) + "," + fmt("%.4f", waves) + "," +
-         fmt("%.4f", time_us > 0 ? flops / time_us / 1e6 : 0.0) + "," + std::to_string(rd) + "," +
-         std::to_string(wr) + "," + fmt("%.4f", l2_hit) + "," + fmt("%.3f", err_pct) + "," + fmt("%.4f", fraction) +
-         "\n";
+         fmt("%.4f", time_us > 0 ? flops / time_us / 1e6 : 0.0) + "," + std::to_string(rd) + "," + std::to_string(wr) +
+         "," + fmt("%.4f", l2_hit) + "," + fmt("%.3f", err_pct) + "," + fmt("%.4f", fraction) + "\n";
 }
 
 std::string param_cells(const ir::ParamValues& p, const std::vector<std::string>& names) {
@@ -73,8 +72,8 @@ class Progress {
     double rate = s > 0 ? double(done) / s : 0;
     int width = 30, filled = total ? int(double(width) * double(done) / double(total)) : width;
     std::fprintf(stderr, "\r[%s%s] %llu/%llu points, %.1f/s, %.0f s left   ", std::string(size_t(filled), '#').c_str(),
-                 std::string(size_t(width - filled), '.').c_str(), (unsigned long long)done,
-                 (unsigned long long)total, rate, rate > 0 ? double(total - done) / rate : 0.0);
+                 std::string(size_t(width - filled), '.').c_str(), (unsigned long long)done, (unsigned long long)total,
+                 rate, rate > 0 ? double(total - done) / rate : 0.0);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   }
@@ -119,8 +118,9 @@ Runner add_sweep(CLI::App& app) {
     MpiSession mpi = mpi_session();
     if (mpi.size > 1 && !o->shard.empty())
       throw InputError(SourcePos{"--shard " + o->shard}, "under mpirun the ranks are the shards, expected no --shard");
-    Shard shard = mpi.size > 1 ? Shard{uint64_t(mpi.rank), uint64_t(mpi.size)}
-                  : o->shard.empty() ? Shard{} : parse_shard(o->shard);
+    Shard shard = mpi.size > 1       ? Shard{uint64_t(mpi.rank), uint64_t(mpi.size)}
+                  : o->shard.empty() ? Shard{}
+                                     : parse_shard(o->shard);
     // Everything that can be refused is refused before the first simulation.
     auto hw0 = load_hw(o->hw, o->sets);
     std::shared_ptr<const ir::Kernel> kernel;
@@ -132,8 +132,8 @@ Runner add_sweep(CLI::App& app) {
         if (!known) {
           std::string list;
           for (const auto& p : kernel->params) list += (list.empty() ? "" : ", ") + p.name;
-          throw InputError(SourcePos{"--param " + n}, "kernel " + kernel->name + " has no parameter \"" + n +
-                                                          "\"; its parameters are: " + list);
+          throw InputError(SourcePos{"--param " + n},
+                           "kernel " + kernel->name + " has no parameter \"" + n + "\"; its parameters are: " + list);
         }
       }
     } else {

@@ -20,15 +20,29 @@ std::vector<Token> lex(std::string_view s) {
   size_t i = 0;
   auto adv = [&](size_t n) {
     for (size_t k = 0; k < n; ++k, ++i) {
-      if (s[i] == '\n') line++, col = 1;
-      else col++;
+      if (s[i] == '\n')
+        line++, col = 1;
+      else
+        col++;
     }
   };
   while (i < s.size()) {
     char c = s[i];
-    if (c == '\n') { adv(1); bol = true; space = true; continue; }
-    if (std::isspace(static_cast<unsigned char>(c))) { adv(1); space = true; continue; }
-    if (c == '#') { while (i < s.size() && s[i] != '\n') adv(1); continue; }
+    if (c == '\n') {
+      adv(1);
+      bol = true;
+      space = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      adv(1);
+      space = true;
+      continue;
+    }
+    if (c == '#') {
+      while (i < s.size() && s[i] != '\n') adv(1);
+      continue;
+    }
     Token t;
     t.line = line, t.col = col, t.bol = bol, t.space_before = space;
     bol = false, space = false;
@@ -44,7 +58,8 @@ std::vector<Token> lex(std::string_view s) {
       uint64_t v = 0;
       size_t first_digit = i;
       constexpr uint64_t kMax = uint64_t(INT64_MAX);
-      while (i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i])) && (base == 16 || std::isdigit(static_cast<unsigned char>(s[i])))) {
+      while (i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i])) &&
+             (base == 16 || std::isdigit(static_cast<unsigned char>(s[i])))) {
         int d = std::isdigit(static_cast<unsigned char>(s[i])) ? s[i] - '0' : (std::tolower(s[i]) - 'a' + 10);
         if (v > (kMax - uint64_t(d)) / uint64_t(base))
           t.out_of_range = true;  // v * base + d > INT64_MAX

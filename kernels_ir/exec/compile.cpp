@@ -26,14 +26,34 @@ const Binding* Compiler::lookup(const std::string& name) const {
 bool Compiler::builtin(const std::string& n, Node& node, Uniformity& u) const {
   static constexpr const char* kDims[] = {"x", "y", "z"};
   uint32_t g[3] = {P.grid.x, P.grid.y, P.grid.z}, b[3] = {P.block.x, P.block.y, P.block.z};
-  if (n == "lane") { node.kind = NodeKind::kLane; u = Uniformity::kVarying; return true; }
-  if (n == "warp") { node.kind = NodeKind::kWarp; u = Uniformity::kUniform; return true; }
+  if (n == "lane") {
+    node.kind = NodeKind::kLane;
+    u = Uniformity::kVarying;
+    return true;
+  }
+  if (n == "warp") {
+    node.kind = NodeKind::kWarp;
+    u = Uniformity::kUniform;
+    return true;
+  }
   for (uint32_t d = 0; d < 3; ++d) {
     std::string s = std::string(".") + kDims[d];
-    if (n == "tid" + s) { node.kind = NodeKind::kTid, node.slot = d, u = Uniformity::kVarying; return true; }
-    if (n == "ctaid" + s) { node.kind = NodeKind::kCtaid, node.slot = d, u = Uniformity::kUniform; return true; }
-    if (n == "ntid" + s) { node.kind = NodeKind::kConst, node.c = b[d], u = Uniformity::kConst; return true; }
-    if (n == "nctaid" + s) { node.kind = NodeKind::kConst, node.c = g[d], u = Uniformity::kConst; return true; }
+    if (n == "tid" + s) {
+      node.kind = NodeKind::kTid, node.slot = d, u = Uniformity::kVarying;
+      return true;
+    }
+    if (n == "ctaid" + s) {
+      node.kind = NodeKind::kCtaid, node.slot = d, u = Uniformity::kUniform;
+      return true;
+    }
+    if (n == "ntid" + s) {
+      node.kind = NodeKind::kConst, node.c = b[d], u = Uniformity::kConst;
+      return true;
+    }
+    if (n == "nctaid" + s) {
+      node.kind = NodeKind::kConst, node.c = g[d], u = Uniformity::kConst;
+      return true;
+    }
   }
   return false;
 }
@@ -52,9 +72,11 @@ Uniformity Compiler::gen_name(const Expr& e, std::vector<Node>& out, std::vector
   } else if (b && b->k == Binding::kRegArr) {
     error(e.loc, "register array '" + e.name + "' used without an index, expected " + e.name + "[INDEX]");
   } else if (!builtin(e.name, n, u)) {
-    std::string extra = bufs_.count(e.name) || shared_.count(e.name) ? " (a buffer is only an operand of a memory instruction)" : "";
-    error(e.loc, "undefined name '" + e.name + "'" + extra +
-                     ", expected a parameter, let, loop variable, register or builtin (tid.x, lane, warp, ctaid.x, ...)");
+    std::string extra =
+        bufs_.count(e.name) || shared_.count(e.name) ? " (a buffer is only an operand of a memory instruction)" : "";
+    error(e.loc,
+          "undefined name '" + e.name + "'" + extra +
+              ", expected a parameter, let, loop variable, register or builtin (tid.x, lane, warp, ctaid.x, ...)");
   }
   out.push_back(n);
   return u;
@@ -81,8 +103,11 @@ Uniformity Compiler::gen(const Expr& e, std::vector<Node>& out, uint32_t pos, ui
     if (iu == Uniformity::kConst && out.back().kind == NodeKind::kConst) {
       int64_t i = out.back().c;
       if (i < 0 || i >= int64_t(b->count))
-        error(e.loc, "register index " + std::to_string(i) + " out of range for " + e.name + "[" + std::to_string(b->count) + "]");
-      out.back() = Node{NodeKind::kSlot, ExprOp::kNum, b->slot + uint32_t(std::clamp<int64_t>(i, 0, b->count - 1)), 0, 0, e.loc.line, e.loc.col};
+        error(e.loc, "register index " + std::to_string(i) + " out of range for " + e.name + "[" +
+                         std::to_string(b->count) + "]");
+      out.back() =
+          Node{NodeKind::kSlot, ExprOp::kNum, b->slot + uint32_t(std::clamp<int64_t>(i, 0, b->count - 1)), 0, 0,
+               e.loc.line,      e.loc.col};
       if (rr) rr->push_back(uint16_t(out.back().slot));
       return Uniformity::kVarying;
     }
@@ -170,7 +195,8 @@ int64_t fold(const std::vector<Node>& nodes, std::string* why, const Node** at) 
 
 bool has_div_by_const_zero(const std::vector<Node>& nodes) {
   for (size_t i = 1; i < nodes.size(); ++i)
-    if (nodes[i].kind == NodeKind::kBinary && (nodes[i].op == ExprOp::kDiv || nodes[i].op == ExprOp::kMod || nodes[i].op == ExprOp::kCdiv) &&
+    if (nodes[i].kind == NodeKind::kBinary &&
+        (nodes[i].op == ExprOp::kDiv || nodes[i].op == ExprOp::kMod || nodes[i].op == ExprOp::kCdiv) &&
         nodes[i - 1].kind == NodeKind::kConst && nodes[i - 1].c == 0)
       return true;
   return false;
@@ -212,14 +238,18 @@ void Compiler::bind_params() {
     if (!known) {
       std::string list;
       for (const auto& p : k_.params) list += (list.empty() ? "" : ", ") + p.name;
-      error(k_.loc, "unknown parameter '" + name + "' for kernel " + k_.name + ", expected one of: " + (list.empty() ? "(none)" : list));
+      error(k_.loc, "unknown parameter '" + name + "' for kernel " + k_.name +
+                        ", expected one of: " + (list.empty() ? "(none)" : list));
     }
   }
   for (const auto& p : k_.params) {
     int64_t v = 0;
-    if (auto it = given_.find(p.name); it != given_.end()) v = it->second;
-    else if (p.def) v = const_eval(*p.def, "default of " + p.name);
-    else error(p.loc, "parameter '" + p.name + "' has no default and no value was given, expected " + p.name + "=VALUE");
+    if (auto it = given_.find(p.name); it != given_.end())
+      v = it->second;
+    else if (p.def)
+      v = const_eval(*p.def, "default of " + p.name);
+    else
+      error(p.loc, "parameter '" + p.name + "' has no default and no value was given, expected " + p.name + "=VALUE");
     P.params[p.name] = v;
     scope_.push_back({p.name, Binding{Binding::kConst, v}});
   }
@@ -235,12 +265,18 @@ void Compiler::bind_params() {
 
 void Compiler::header() {
   auto dims = [&](const std::vector<Expr>& v, const char* what, Dim3& d) {
-    if (v.empty()) { error(k_.loc, std::string("kernel has no '") + what + "', expected e.g. '" + what + " 128'"); return; }
+    if (v.empty()) {
+      error(k_.loc, std::string("kernel has no '") + what + "', expected e.g. '" + what + " 128'");
+      return;
+    }
     uint32_t* f[3] = {&d.x, &d.y, &d.z};
     for (size_t i = 0; i < v.size(); ++i) {
       int64_t x = const_eval(v[i], what);
-      if (x < 1 || x > int64_t(UINT32_MAX)) error(v[i].loc, std::string(what) + " dimension " + std::to_string(x) + " is out of range, expected 1 .. 2^32-1");
-      else *f[i] = uint32_t(x);
+      if (x < 1 || x > int64_t(UINT32_MAX))
+        error(v[i].loc,
+              std::string(what) + " dimension " + std::to_string(x) + " is out of range, expected 1 .. 2^32-1");
+      else
+        *f[i] = uint32_t(x);
     }
   };
   dims(k_.grid, "grid", P.grid);
@@ -260,7 +296,8 @@ void Compiler::header() {
 void Compiler::buffers() {
   uint64_t cursor = uint64_t(1) << 32;
   for (const auto& b : k_.buffers) {
-    if (bufs_.count(b.name) || lookup(b.name)) error(b.loc, "'" + b.name + "' is declared twice, expected unique names");
+    if (bufs_.count(b.name) || lookup(b.name))
+      error(b.loc, "'" + b.name + "' is declared twice, expected unique names");
     BufferInfo info;
     info.name = b.name, info.dtype = b.dtype;
     // Element count and bytes: a buffer must fit the simulated 64-bit address space with room to
@@ -304,8 +341,11 @@ void Compiler::buffers() {
     if (b.init == InitKind::kChase) {
       int64_t stride = const_eval(b.init_args[0], "chase stride"), seed = const_eval(b.init_args[1], "chase seed");
       if (stride < int64_t(init->elem) || stride % init->elem)
-        error(b.init_args[0].loc, "chase stride " + std::to_string(stride) + " bytes, expected a positive multiple of the element size " + std::to_string(init->elem));
-      else init->stride = uint64_t(stride);
+        error(b.init_args[0].loc, "chase stride " + std::to_string(stride) +
+                                      " bytes, expected a positive multiple of the element size " +
+                                      std::to_string(init->elem));
+      else
+        init->stride = uint64_t(stride);
       init->seed = uint64_t(seed);
     }
     bufs_[b.name] = int(P.buffers.size());
@@ -317,7 +357,8 @@ void Compiler::buffers() {
 void Compiler::shared_arrays() {
   uint64_t off = 0;
   for (const auto& s : k_.shared) {
-    if (bufs_.count(s.name) || shared_.count(s.name)) error(s.loc, "'" + s.name + "' is declared twice, expected unique names");
+    if (bufs_.count(s.name) || shared_.count(s.name))
+      error(s.loc, "'" + s.name + "' is declared twice, expected unique names");
     off = (off + 127) / 128 * 128;
     int64_t n = const_eval(s.count, "shared array size");
     // Shared memory is at most a few hundred KiB per CTA; the cap keeps every sum below exact.
@@ -338,7 +379,8 @@ void Compiler::shared_arrays() {
   if (k_.smem) {
     int64_t sm = const_eval(*k_.smem, "smem");
     if (sm < int64_t(off))
-      error(k_.smem->loc, "shared arrays need " + std::to_string(off) + " bytes but smem declares " + std::to_string(sm) + ", expected smem >= the arrays' total");
+      error(k_.smem->loc, "shared arrays need " + std::to_string(off) + " bytes but smem declares " +
+                              std::to_string(sm) + ", expected smem >= the arrays' total");
     else if (sm > int64_t(UINT32_MAX))
       error(k_.smem->loc, "smem " + std::to_string(sm) + " bytes is out of range, expected 0 .. 4294967295");
     else
@@ -383,7 +425,8 @@ void Compiler::mark_values_read() {
 void Compiler::choose_sample_loop() {
   auto rank = [&](uint32_t i) {
     const LoopCtl& l = P.loop_ctl[i];
-    return l.runtime ? std::tuple{1, int(l.depth), int(l.carries_work)} : std::tuple{0, int(l.carries_work), -int(l.depth)};
+    return l.runtime ? std::tuple{1, int(l.depth), int(l.carries_work)}
+                     : std::tuple{0, int(l.carries_work), -int(l.depth)};
   };
   for (uint32_t i = 0; i < P.loop_ctl.size(); ++i) {
     const LoopCtl& l = P.loop_ctl[i];
@@ -392,8 +435,8 @@ void Compiler::choose_sample_loop() {
   }
 }
 
-std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params, std::vector<Diagnostic>& diags,
-                                               const BufferPlacement* placement) {
+std::unique_ptr<Program::Impl> compile_program(const Kernel& k, const ParamValues& params,
+                                               std::vector<Diagnostic>& diags, const BufferPlacement* placement) {
   auto p = std::make_unique<Program::Impl>();
   Compiler(k, params, diags, *p, placement).run();
   return p;

@@ -91,7 +91,7 @@ struct CInst {
   DType dtype = DType::kF32;
   uint8_t access_bytes = 0;
   bool cache_global = true;
-  bool int_mad = false;  // imul / imad, or an iexpr whose value is a * b (+ c): IMAD / IMUL
+  bool int_mad = false;      // imul / imad, or an iexpr whose value is a * b (+ c): IMAD / IMUL
   bool value_needed = true;  // some expression reads a destination register's value (Compiler::mark_values_read)
   uint8_t n_dst = 0, n_src = 0;
   RegRef dst[kMaxDst], src[kMaxSrc];

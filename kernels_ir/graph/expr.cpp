@@ -14,24 +14,42 @@ namespace gtsim::wl {
 
 std::string_view ew_op_name(EwOp op) {
   switch (op) {
-    case EwOp::kInput: return "input";
-    case EwOp::kConst: return "const";
-    case EwOp::kNeg: return "neg";
-    case EwOp::kAdd: return "add";
-    case EwOp::kSub: return "sub";
-    case EwOp::kMul: return "mul";
-    case EwOp::kDiv: return "div";
-    case EwOp::kPow: return "pow";
-    case EwOp::kSin: return "sin";
-    case EwOp::kCos: return "cos";
-    case EwOp::kExp: return "exp";
-    case EwOp::kLog: return "log";
-    case EwOp::kTanh: return "tanh";
-    case EwOp::kSigmoid: return "sigmoid";
-    case EwOp::kRelu: return "relu";
-    case EwOp::kGelu: return "gelu";
-    case EwOp::kSqrt: return "sqrt";
-    case EwOp::kRsqrt: return "rsqrt";
+    case EwOp::kInput:
+      return "input";
+    case EwOp::kConst:
+      return "const";
+    case EwOp::kNeg:
+      return "neg";
+    case EwOp::kAdd:
+      return "add";
+    case EwOp::kSub:
+      return "sub";
+    case EwOp::kMul:
+      return "mul";
+    case EwOp::kDiv:
+      return "div";
+    case EwOp::kPow:
+      return "pow";
+    case EwOp::kSin:
+      return "sin";
+    case EwOp::kCos:
+      return "cos";
+    case EwOp::kExp:
+      return "exp";
+    case EwOp::kLog:
+      return "log";
+    case EwOp::kTanh:
+      return "tanh";
+    case EwOp::kSigmoid:
+      return "sigmoid";
+    case EwOp::kRelu:
+      return "relu";
+    case EwOp::kGelu:
+      return "gelu";
+    case EwOp::kSqrt:
+      return "sqrt";
+    case EwOp::kRsqrt:
+      return "rsqrt";
   }
   return "?";
 }
@@ -131,7 +149,8 @@ class Parser {
         op = EwOp::kAdd;
       else if (eat('-'))
         op = EwOp::kSub;
-      else return e;
+      else
+        return e;
       int rh = 0;
       EwExpr r = product(rh);
       e = bin(op, std::move(e), std::move(r), h, rh, at);
@@ -146,7 +165,8 @@ class Parser {
         op = EwOp::kMul;
       else if (eat('/'))
         op = EwOp::kDiv;
-      else return e;
+      else
+        return e;
       int rh = 0;
       EwExpr r = unary(rh);
       e = bin(op, std::move(e), std::move(r), h, rh, at);
@@ -277,12 +297,23 @@ int EwExpr::sfu_ops() const {
   int n = 0;
   for (const auto& a : args) n += a.sfu_ops();
   switch (op) {
-    case EwOp::kSin: case EwOp::kCos: case EwOp::kExp: case EwOp::kLog:
-    case EwOp::kSqrt: case EwOp::kRsqrt: return n + 1;
-    case EwOp::kTanh: case EwOp::kSigmoid: case EwOp::kGelu: return n + 2;  // ex2 + rcp
-    case EwOp::kDiv: return n + 1;                                          // rcp
-    case EwOp::kPow: return n + (pow_needs_sfu(*this) ? 2 : 0);             // lg2 + ex2
-    default: return n;
+    case EwOp::kSin:
+    case EwOp::kCos:
+    case EwOp::kExp:
+    case EwOp::kLog:
+    case EwOp::kSqrt:
+    case EwOp::kRsqrt:
+      return n + 1;
+    case EwOp::kTanh:
+    case EwOp::kSigmoid:
+    case EwOp::kGelu:
+      return n + 2;  // ex2 + rcp
+    case EwOp::kDiv:
+      return n + 1;  // rcp
+    case EwOp::kPow:
+      return n + (pow_needs_sfu(*this) ? 2 : 0);  // lg2 + ex2
+    default:
+      return n;
   }
 }
 
@@ -290,30 +321,51 @@ int EwExpr::alu_ops() const {
   int n = 0;
   for (const auto& a : args) n += a.alu_ops();
   switch (op) {
-    case EwOp::kInput: case EwOp::kConst: return n;
-    case EwOp::kPow: return n + std::max(pow_alu(*this), 1);
-    case EwOp::kSigmoid: return n + 2;  // neg-scale, add 1
-    case EwOp::kTanh: return n + 3;
-    case EwOp::kGelu: return n + 6;     // tanh approximation: x*(1+tanh(c*(x+0.044715x^3)))/2
-    case EwOp::kSin: case EwOp::kCos: return n + 1;  // range reduction multiply
-    case EwOp::kExp: return n + 1;                   // scale by log2(e)
-    case EwOp::kDiv: return n + 1;                   // multiply by the reciprocal
-    default: return n + 1;
+    case EwOp::kInput:
+    case EwOp::kConst:
+      return n;
+    case EwOp::kPow:
+      return n + std::max(pow_alu(*this), 1);
+    case EwOp::kSigmoid:
+      return n + 2;  // neg-scale, add 1
+    case EwOp::kTanh:
+      return n + 3;
+    case EwOp::kGelu:
+      return n + 6;  // tanh approximation: x*(1+tanh(c*(x+0.044715x^3)))/2
+    case EwOp::kSin:
+    case EwOp::kCos:
+      return n + 1;  // range reduction multiply
+    case EwOp::kExp:
+      return n + 1;  // scale by log2(e)
+    case EwOp::kDiv:
+      return n + 1;  // multiply by the reciprocal
+    default:
+      return n + 1;
   }
 }
 
 std::string EwExpr::str(const std::vector<std::string>& names) const {
   std::ostringstream o;
   switch (op) {
-    case EwOp::kInput: return input >= 0 && size_t(input) < names.size() ? names[input] : "?";
-    case EwOp::kConst: o << value; return o.str();
-    case EwOp::kNeg: return "-(" + args[0].str(names) + ")";
-    case EwOp::kAdd: return "(" + args[0].str(names) + " + " + args[1].str(names) + ")";
-    case EwOp::kSub: return "(" + args[0].str(names) + " - " + args[1].str(names) + ")";
-    case EwOp::kMul: return args[0].str(names) + " * " + args[1].str(names);
-    case EwOp::kDiv: return args[0].str(names) + " / " + args[1].str(names);
-    case EwOp::kPow: return args[0].str(names) + "^" + args[1].str(names);
-    default: return std::string(ew_op_name(op)) + "(" + args[0].str(names) + ")";
+    case EwOp::kInput:
+      return input >= 0 && size_t(input) < names.size() ? names[input] : "?";
+    case EwOp::kConst:
+      o << value;
+      return o.str();
+    case EwOp::kNeg:
+      return "-(" + args[0].str(names) + ")";
+    case EwOp::kAdd:
+      return "(" + args[0].str(names) + " + " + args[1].str(names) + ")";
+    case EwOp::kSub:
+      return "(" + args[0].str(names) + " - " + args[1].str(names) + ")";
+    case EwOp::kMul:
+      return args[0].str(names) + " * " + args[1].str(names);
+    case EwOp::kDiv:
+      return args[0].str(names) + " / " + args[1].str(names);
+    case EwOp::kPow:
+      return args[0].str(names) + "^" + args[1].str(names);
+    default:
+      return std::string(ew_op_name(op)) + "(" + args[0].str(names) + ")";
   }
 }
 

@@ -62,8 +62,8 @@ PassReport recompute_activations(Workload& w) {
     auto it = producer.find(t);
     if (it == producer.end()) return false;
     const TensorDesc* d = w.tensor(t);
-    return it->second->phase == Phase::kForward && it->second->kind == OpKind::kElementwise &&
-           it->second->recompute && it->second->outputs.size() == 1 && !(d && d->is_output);
+    return it->second->phase == Phase::kForward && it->second->kind == OpKind::kElementwise && it->second->recompute &&
+           it->second->outputs.size() == 1 && !(d && d->is_output);
   };
   // Clone (once per tensor) the forward producer into the backward phase, and its recomputable
   // producers before it: depth first on an explicit stack (a long activation chain must not deepen
@@ -147,7 +147,10 @@ PassReport fuse_elementwise(Workload& w) {
   // graphs here, a reachability check on the contracted graph is enough.
   auto creates_cycle = [&](size_t ga, size_t gb) {
     // Is there a path from group ga (or gb) leaving the union and re-entering it?
-    auto in_union = [&](size_t v) { size_t r = root(v); return r == ga || r == gb; };
+    auto in_union = [&](size_t v) {
+      size_t r = root(v);
+      return r == ga || r == gb;
+    };
     std::vector<char> seen(n, 0);
     std::vector<size_t> stack;
     for (size_t v = 0; v < n; ++v)

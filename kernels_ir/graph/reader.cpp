@@ -205,7 +205,8 @@ class WorkloadReader {
     if (a.shape.size() < 2 || b.shape.size() < 2) n.fail("matmul operands need at least 2 dimensions");
     int64_t M = a.shape[a.shape.size() - (ta ? 1 : 2)], Ka = a.shape[a.shape.size() - (ta ? 2 : 1)];
     int64_t Kb = b.shape[b.shape.size() - (tb ? 1 : 2)], N = b.shape[b.shape.size() - (tb ? 2 : 1)];
-    if (Ka != Kb) n.fail("matmul '" + name + "': K of a (" + std::to_string(Ka) + ") != K of b (" + std::to_string(Kb) + ")");
+    if (Ka != Kb)
+      n.fail("matmul '" + name + "': K of a (" + std::to_string(Ka) + ") != K of b (" + std::to_string(Kb) + ")");
     std::vector<int64_t> oshape(a.shape.begin(), a.shape.end() - 2);
     int64_t batch = 1;
     for (int64_t d : oshape) batch *= d;
@@ -242,7 +243,8 @@ class WorkloadReader {
     int counter = 0;
     std::function<TensorDesc(const EwExpr&, bool)> emit = [&](const EwExpr& e, bool root) -> TensorDesc {
       if (e.op == EwOp::kInput) return ins[e.input];
-      Op& op = new_op(n, name + (root ? "" : "." + std::string(ew_op_name(e.op)) + std::to_string(counter)), OpKind::kElementwise);
+      Op& op = new_op(n, name + (root ? "" : "." + std::string(ew_op_name(e.op)) + std::to_string(counter)),
+                      OpKind::kElementwise);
       Op* opp = &op;
       std::string tname = root ? outname : name + ".t" + std::to_string(counter);
       ++counter;
@@ -251,12 +253,18 @@ class WorkloadReader {
       local.value = e.value;
       std::vector<TensorDesc> my_in;
       for (const auto& a : e.args) {
-        if (a.op == EwOp::kConst) { local.args.push_back(a); continue; }
+        if (a.op == EwOp::kConst) {
+          local.args.push_back(a);
+          continue;
+        }
         TensorDesc t = emit(a, false);
         int idx = -1;
         for (size_t k = 0; k < my_in.size(); ++k)
           if (my_in[k].name == t.name) idx = int(k);
-        if (idx < 0) { my_in.push_back(t); idx = int(my_in.size() - 1); }
+        if (idx < 0) {
+          my_in.push_back(t);
+          idx = int(my_in.size() - 1);
+        }
         EwExpr leaf;
         leaf.input = idx;
         local.args.push_back(leaf);
@@ -281,10 +289,14 @@ class WorkloadReader {
     std::vector<int64_t> oshape = x.shape;
     if (!softmax) {
       std::string fn = n.param<std::string>("fn").or_default("sum");
-      if (fn == "sum") op.reduce = ReduceFn::kSum;
-      else if (fn == "max") op.reduce = ReduceFn::kMax;
-      else if (fn == "mean") op.reduce = ReduceFn::kMean;
-      else n.at("fn").fail("unknown reduction '" + fn + "' (sum, max, mean)");
+      if (fn == "sum")
+        op.reduce = ReduceFn::kSum;
+      else if (fn == "max")
+        op.reduce = ReduceFn::kMax;
+      else if (fn == "mean")
+        op.reduce = ReduceFn::kMean;
+      else
+        n.at("fn").fail("unknown reduction '" + fn + "' (sum, max, mean)");
       oshape.back() = 1;
     }
     op.outputs = {out(n, n.param<std::string>("out").get(), x.dtype, oshape)};
@@ -370,10 +382,14 @@ class WorkloadReader {
     if (!n.param<bool>("backward").or_default(false)) return;
     // f'(z) in terms of the activation's output s: sigmoid s(1-s), tanh 1-s^2, exp s.
     std::string deriv;
-    if (fn == "sigmoid") deriv = "s * (1 - s)";
-    else if (fn == "tanh") deriv = "1 - s^2";
-    else if (fn == "exp") deriv = "s";
-    else n.at("fn").fail("backward is implemented for sigmoid, tanh and exp");
+    if (fn == "sigmoid")
+      deriv = "s * (1 - s)";
+    else if (fn == "tanh")
+      deriv = "1 - s^2";
+    else if (fn == "exp")
+      deriv = "s";
+    else
+      n.at("fn").fail("backward is implemented for sigmoid, tanh and exp");
     std::optional<TensorDesc> g;
     if (auto gi = n.param<std::string>("grad_out").optional()) g = need(n, "grad_out");
     std::string gname = n.param<std::string>("grad_in").get();
@@ -401,14 +417,21 @@ class WorkloadReader {
 std::map<std::string, int64_t> parse_param_overrides(const std::vector<std::string>& entries) {
   std::map<std::string, int64_t> m;
   for (const auto& e : entries) {
-    auto bad = [&] { throw InputError(SourcePos{"--param", 0, 0}, "'" + e + "': expected NAME=VALUE with VALUE an integer or BASE^EXP (n=2^26)"); };
+    auto bad = [&] {
+      throw InputError(SourcePos{"--param", 0, 0},
+                       "'" + e + "': expected NAME=VALUE with VALUE an integer or BASE^EXP (n=2^26)");
+    };
     auto eq = e.find('=');
     if (eq == std::string::npos || eq == 0) bad();
     std::string v = e.substr(eq + 1);
     auto num = [&](const std::string& t) {
       size_t used = 0;
       int64_t x = 0;
-      try { x = std::stoll(t, &used); } catch (...) { bad(); }
+      try {
+        x = std::stoll(t, &used);
+      } catch (...) {
+        bad();
+      }
       if (used != t.size()) bad();
       return x;
     };

@@ -49,13 +49,29 @@ struct TensorDesc {
 
 // Elementwise expression tree over the op's inputs (EwExpr::input indexes Op::inputs).
 enum class EwOp : uint8_t {
-  kInput, kConst, kNeg, kAdd, kSub, kMul, kDiv, kPow,
-  kSin, kCos, kExp, kLog, kTanh, kSigmoid, kRelu, kGelu, kSqrt, kRsqrt,
+  kInput,
+  kConst,
+  kNeg,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kSin,
+  kCos,
+  kExp,
+  kLog,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kGelu,
+  kSqrt,
+  kRsqrt,
 };
 struct EwExpr {
   EwOp op = EwOp::kInput;
-  int input = -1;      // kInput
-  double value = 0;    // kConst
+  int input = -1;    // kInput
+  double value = 0;  // kConst
   std::vector<EwExpr> args;
   // Per element: SFU (MUFU) operations and fp32 ALU operations this tree lowers to.
   int sfu_ops() const;
@@ -112,7 +128,7 @@ class Workload {
   ~Workload();
   Workload(Workload&&) noexcept;
   Workload& operator=(Workload&&) noexcept;
-  Workload(const Workload&);             // deep copy (passes work on a copy)
+  Workload(const Workload&);  // deep copy (passes work on a copy)
   Workload& operator=(const Workload&);
 
   const std::string& name() const { return name_; }
