@@ -6,33 +6,13 @@
 #include <fstream>
 
 #include "sim/config.hpp"
+#include "tests/sim/config_fixture.hpp"
 
 namespace gtsim {
 namespace {
 namespace fs = std::filesystem;
 
-class ConfigFiles : public ::testing::Test {
- protected:
-  fs::path dir;
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("gtsim_cfg_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
-  static std::string message_of(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  }
-};
+using test::ConfigFiles;
 
 TEST_F(ConfigFiles, MisspeltKeyIsAnErrorWithFileLineAndKey) {
   auto p = write("gpu.yaml", "sm:\n  count: 4\n  cuont: 5\n");

@@ -14,33 +14,13 @@
 
 #include "sim/config.hpp"
 #include "sim/config_rules.hpp"
+#include "tests/sim/config_fixture.hpp"
 
 namespace gtsim {
 namespace {
 namespace fs = std::filesystem;
 
-class ConfigHardening : public ::testing::Test {
- protected:
-  fs::path dir;
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("gtsim_cfgh_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  }
-  static std::string message_of(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  }
-};
+class ConfigHardening : public test::ConfigFiles {};
 
 bool has(const std::string& m, const std::string& part) { return m.find(part) != std::string::npos; }
 
