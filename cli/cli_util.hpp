@@ -9,6 +9,7 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "sim/config.hpp"
+#include "sim/output_file.hpp"
 
 namespace gtsim::ir {
 struct Kernel;
@@ -19,17 +20,8 @@ namespace gtsim::cli {
 // Parses "NAME=VALUE" integer parameters; throws InputError naming the bad argument.
 ir::ParamValues parse_params(const std::vector<std::string>& args);
 
-// Writes `text` to `path` ("-" = stdout). A regular file (or a new one) is written through a
-// temporary file beside it, renamed over it only when complete (symbolic links are followed: the
-// file they name is replaced, not the link); a character device, FIFO or socket (/dev/null,
-// /dev/stdout, a pipe) is written in place, never replaced; a directory is refused. The temporary
-// file never outlives a failure. Errors (InputError) name the path and the reason.
-void write_output(const std::string& path, const std::string& text);
-
-// Before any work: refuses an output path that write_output would refuse for its kind or folder
-// (a directory, a folder that does not exist), so a long run does not end in that error. "" and
-// "-" pass.
-void check_output_path(const std::string& path);
+using gtsim::check_output_path;  // sim/output_file.hpp
+using gtsim::write_output;
 
 // Loads a machine config with --set overrides.
 std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<std::string>& sets);

@@ -18,9 +18,9 @@ struct VpuOp {
 };
 // Per-element op counts of the named vector instructions (vpu.custom gives its own).
 constexpr VpuOp kVpuOps[] = {
-    {"add", 1, 0, false}, {"sub", 1, 0, false},  {"mul", 1, 0, false},  {"max", 1, 0, false},
-    {"min", 1, 0, false}, {"cast", 1, 0, false}, {"select", 1, 0, false}, {"fma", 2, 0, false},
-    {"exp", 0, 1, false}, {"log", 0, 1, false},  {"tanh", 0, 1, false}, {"rsqrt", 0, 1, false},
+    {"add", 1, 0, false},   {"sub", 1, 0, false},       {"mul", 1, 0, false},       {"max", 1, 0, false},
+    {"min", 1, 0, false},   {"cast", 1, 0, false},      {"select", 1, 0, false},    {"fma", 2, 0, false},
+    {"exp", 0, 1, false},   {"log", 0, 1, false},       {"tanh", 0, 1, false},      {"rsqrt", 0, 1, false},
     {"recip", 0, 1, false}, {"reduce_sum", 1, 0, true}, {"reduce_max", 1, 0, true},
 };
 
@@ -32,7 +32,49 @@ const VpuOp* vpu_op(std::string_view m) {
   return nullptr;
 }
 
-constexpr uint64_t kMaxOps = uint64_t(1) << 22;  // expanded instructions (loops that stay loops count once)
+constexpr uint64_t kMaxOps = uint64_t(1) << 22;  // expanded instructions, every loop trip counted
+
+// The names in scope while expanding: parameters, lets and loop variables, newest last (a later
+// binding of a name shadows an earlier one). A flat vector of views into the kernel's AST, which
+// outlives the expansion: copying it for a trip or a block is one small allocation, not a map.
+class Env {
+ public:
+  const int64_t* find(std::string_view n) const {
+    for (auto it = v_.rbegin(); it != v_.rend(); ++it)
+      if (it->first == n) return &it->second;
+    return nullptr;
+  }
+  bool count(std::string_view n) const { return find(n) != nullptr; }
+  void set(std::string_view n, int64_t x) {
+    if (auto* p = const_cast<int64_t*>(find(n)))
+      *p = x;
+    else
+      v_.emplace_back(n, x);
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, int64_t>> v_;
+};
+
+// Whether NAME appears anywhere in an expression, statement or body (as a value, a buffer or a let
+// target: over-approximating is safe, it only turns off the shortcut below).
+bool mentions(const Expr& e, std::string_view name) {
+  if (e.name == name) return true;
+  return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return mentions(a, name); });
+}
+bool mentions(const std::vector<Stmt>& body, std::string_view name);
+bool mentions(const Stmt& s, std::string_view name) {
+  auto in = [&](const std::vector<Expr>& v) {
+    return std::any_of(v.begin(), v.end(), [&](const Expr& e) { return mentions(e, name); });
+  };
+  const Instr& i = s.instr;
+  return s.name == name || in(s.e) || (s.unroll && mentions(*s.unroll, name)) || mentions(s.body, name) ||
+         mentions(s.else_body, name) || (i.vec && mentions(*i.vec, name)) || (i.pred && mentions(*i.pred, name)) ||
+         in(i.dsts) || in(i.srcs);
+}
+bool mentions(const std::vector<Stmt>& body, std::string_view name) {
+  return std::any_of(body.begin(), body.end(), [&](const Stmt& s) { return mentions(s, name); });
+}
 
 class Expander {
  public:
@@ -45,9 +87,12 @@ class Expander {
     Env env;
     for (const auto& pr : k_.params) {
       auto it = params.find(pr.name);
-      if (it != params.end()) env[pr.name] = it->second;
-      else if (pr.def) { if (auto v = eval(*pr.def, env)) env[pr.name] = *v; }
-      else err(pr.loc, "parameter '" + pr.name + "' has no default and no value was given, expected NAME = VALUE");
+      if (it != params.end())
+        env.set(pr.name, it->second);
+      else if (pr.def) {
+        if (auto v = eval(*pr.def, env)) env.set(pr.name, *v);
+      } else
+        err(pr.loc, "parameter '" + pr.name + "' has no default and no value was given, expected NAME = VALUE");
     }
     for (const auto& nv : params)  // not a structured binding: clang 14 cannot capture one in a lambda
       if (std::none_of(k_.params.begin(), k_.params.end(), [&](const Param& q) { return q.name == nv.first; }))
@@ -61,12 +106,12 @@ class Expander {
   }
 
  private:
-  using Env = std::map<std::string, int64_t>;
   const Kernel& k_;
   std::vector<Diagnostic>& diags_;
   TpuProgram* prog_ = nullptr;
   std::map<std::string, std::pair<bool, uint32_t>> bufs_;  // name -> (vmem, index)
   uint64_t emitted_ = 0;
+  std::map<const Stmt*, bool> invariant_;  // loop -> its body does not mention its variable
 
   void err(const Loc& l, const std::string& msg) {
     if (diags_.size() < 50) diags_.push_back({SourcePos{k_.file, l.line, l.col}, msg});
@@ -75,10 +120,10 @@ class Expander {
   std::optional<int64_t> eval(const Expr& e, const Env& env) {
     auto arg = [&](size_t i) { return eval(e.args[i], env); };
     switch (e.op) {
-      case ExprOp::kNum: return e.num;
+      case ExprOp::kNum:
+        return e.num;
       case ExprOp::kName: {
-        auto it = env.find(e.name);
-        if (it != env.end()) return it->second;
+        if (const int64_t* v = env.find(e.name)) return *v;
         err(e.loc, "unknown name '" + e.name + "', expected a parameter, let or loop variable" +
                        (bufs_.count(e.name) ? " (a buffer is written NAME[index])" : ""));
         return std::nullopt;
@@ -86,7 +131,8 @@ class Expander {
       case ExprOp::kIndex:
         err(e.loc, "'" + e.name + "[...]' is not a value, expected a scalar expression");
         return std::nullopt;
-      default: break;
+      default:
+        break;
     }
     // select, && and || evaluate only the operands they need (a problem in the other is not one).
     if (e.op == ExprOp::kSelect) {
@@ -174,7 +220,7 @@ class Expander {
       switch (s.kind) {
         case StmtKind::kLet: {
           if (bufs_.count(s.name)) err(s.loc, "let '" + s.name + "' shadows a buffer, expected a new name");
-          if (auto v = eval(s.e[0], env)) env[s.name] = *v;
+          if (auto v = eval(s.e[0], env)) env.set(s.name, *v);
           break;
         }
         case StmtKind::kIf: {
@@ -184,13 +230,18 @@ class Expander {
           out.insert(out.end(), part.begin(), part.end());
           break;
         }
-        case StmtKind::kLoop: loop(s, env, out); break;
-        case StmtKind::kInstr: instr(s.instr, env, out); break;
+        case StmtKind::kLoop:
+          loop(s, env, out);
+          break;
+        case StmtKind::kInstr:
+          instr(s.instr, env, out);
+          break;
         case StmtKind::kReg:
           err(s.loc, "'reg' is a GPU statement, not allowed in a tpu_kernel");
           break;
         case StmtKind::kExit:
-          err(s.loc, std::string("'") + (s.is_return ? "return" : "exit") + "' is a GPU statement, not allowed in a tpu_kernel");
+          err(s.loc, std::string("'") + (s.is_return ? "return" : "exit") +
+                         "' is a GPU statement, not allowed in a tpu_kernel");
           break;
       }
     }
@@ -207,25 +258,49 @@ class Expander {
       return;
     }
     if (s.unroll) eval(*s.unroll, env);
+    if (*hi <= *lo) return;
+    const uint64_t span = uint64_t(*hi) - uint64_t(*lo);  // no overflow: hi > lo
+    const uint64_t n = span / uint64_t(*step) + (span % uint64_t(*step) != 0);
+    Env e = env;
+    e.set(s.name, *lo);
+    int64_t* var = const_cast<int64_t*>(e.find(s.name));
+    auto [known, fresh] = invariant_.try_emplace(&s, false);
+    if (fresh) known->second = !mentions(s.body, s.name);
     std::vector<TpuOp> first, all;  // all: every trip, once two trips differ
     bool same = true;
     uint64_t trips = 0;
+    if (known->second) {
+      // The body never reads the loop variable, so every trip expands as the first does: expand one
+      // and charge the budget for all of them (what expanding each would have charged).
+      const uint64_t before = emitted_;
+      first = block(s.body, e);
+      if (!diags_.empty()) return;
+      const uint64_t per_trip = emitted_ - before + std::max<size_t>(first.size(), 1);
+      if (per_trip > (kMaxOps - before) / n) {
+        err(s.loc,
+            "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
+        return;
+      }
+      emitted_ = before + per_trip * n;
+      trips = n;
+    }
     // i + step never overflows: the loop stops once fewer than `step` values remain below hi.
-    for (int64_t i = *lo; i<*hi; i = uint64_t(*hi) - uint64_t(i)> uint64_t(*step) ? i + *step : *hi, ++trips) {
-      Env e = env;
-      e[s.name] = i;
+    for (int64_t i = *lo; trips<n; i = uint64_t(*hi) - uint64_t(i)> uint64_t(*step) ? i + *step : *hi, ++trips) {
+      *var = i;
       auto it = block(s.body, e);
       if (!diags_.empty()) return;
       if (trips == 0) {
-        first = it;
+        first = std::move(it);
       } else if (same && it != first) {
         same = false;
+        all.reserve(first.size() * (trips + 1) + it.size());
         for (uint64_t t = 0; t < trips; ++t) all.insert(all.end(), first.begin(), first.end());
       }
       if (!same) all.insert(all.end(), it.begin(), it.end());
       // every trip counts (at least 1), so a loop of empty trips is bounded too
-      if ((emitted_ += std::max<size_t>(it.size(), 1)) > kMaxOps) {
-        err(s.loc, "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
+      if ((emitted_ += std::max<size_t>(trips == 0 ? first.size() : it.size(), 1)) > kMaxOps) {
+        err(s.loc,
+            "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
         return;
       }
     }
@@ -260,14 +335,15 @@ class Expander {
     if (vmem) {
       const auto& b = prog_->vmem[idx];
       if (*v < 0 || *v >= int64_t(b.slots)) {
-        err(e.args[0].loc, "slot " + std::to_string(*v) + " of vmem '" + b.name + "', expected 0 to " + std::to_string(b.slots - 1));
+        err(e.args[0].loc,
+            "slot " + std::to_string(*v) + " of vmem '" + b.name + "', expected 0 to " + std::to_string(b.slots - 1));
         return std::nullopt;
       }
     } else {
       const auto& b = prog_->hbm[idx];
       if (*v < 0 || uint64_t(*v) >= b.elements) {
         err(e.args[0].loc, "offset " + std::to_string(*v) + " into '" + b.name + "' of " + std::to_string(b.elements) +
-                                " elements, expected 0 to " + std::to_string(b.elements - 1));
+                               " elements, expected 0 to " + std::to_string(b.elements - 1));
         return std::nullopt;
       }
     }
@@ -288,8 +364,11 @@ class Expander {
     const std::string& m = in.mnemonic;
     if (!is_tpu_mnemonic(m)) {
       std::string e;
-      if (decode_mnemonic(m, &e)) err(in.loc, "GPU instruction '" + m + "' in a tpu_kernel, expected dma.*, mxu.*, vpu.* or sync");
-      else err(in.loc, "unknown TPU instruction '" + m + "', expected dma.load, dma.store, dma.wait, mxu.load_weights, mxu.matmul, vpu.OP or sync");
+      if (decode_mnemonic(m, &e))
+        err(in.loc, "GPU instruction '" + m + "' in a tpu_kernel, expected dma.*, mxu.*, vpu.* or sync");
+      else
+        err(in.loc, "unknown TPU instruction '" + m +
+                        "', expected dma.load, dma.store, dma.wait, mxu.load_weights, mxu.matmul, vpu.OP or sync");
       return;
     }
     if (in.pred || !in.dsts.empty() || in.vec) {
@@ -329,8 +408,12 @@ class Expander {
     };
     if (m == "dma.load" || m == "dma.store") {
       bool load = m == "dma.load";
-      if (!arity(3, 5, load ? "V[slot], H[offset], TAG[, ROWS, COLS]" : "H[offset], V[slot], TAG[, ROWS, COLS]")) return;
-      if (s.size() == 4) { arity(3, 3, load ? "V[slot], H[offset], TAG[, ROWS, COLS]" : "H[offset], V[slot], TAG[, ROWS, COLS]"); return; }
+      if (!arity(3, 5, load ? "V[slot], H[offset], TAG[, ROWS, COLS]" : "H[offset], V[slot], TAG[, ROWS, COLS]"))
+        return;
+      if (s.size() == 4) {
+        arity(3, 3, load ? "V[slot], H[offset], TAG[, ROWS, COLS]" : "H[offset], V[slot], TAG[, ROWS, COLS]");
+        return;
+      }
       op.kind = load ? TpuOpKind::kDmaLoad : TpuOpKind::kDmaStore;
       auto v = buf(s[load ? 0 : 1], true, env, load ? "the destination" : "the source");
       auto h = buf(s[load ? 1 : 0], false, env, load ? "the source" : "the destination");
@@ -375,7 +458,9 @@ class Expander {
       op.kind = TpuOpKind::kSync;
     } else {  // vpu.*
       bool custom = m == "vpu.custom";
-      if (!arity(custom ? 6 : 3, custom ? 6 : 3, custom ? "V[slot], ROWS, COLS, ALU, TRANS, REDUCE" : "V[slot], ROWS, COLS")) return;
+      if (!arity(custom ? 6 : 3, custom ? 6 : 3,
+                 custom ? "V[slot], ROWS, COLS, ALU, TRANS, REDUCE" : "V[slot], ROWS, COLS"))
+        return;
       op.kind = TpuOpKind::kVector;
       auto v = buf(s[0], true, env, "the operand");
       if (!v) return;
@@ -425,7 +510,8 @@ std::vector<Diagnostic> tpu_instructions_in_gpu_kernel(const Kernel& k) {
   std::vector<Diagnostic> d;
   for (const auto& b : k.buffers)
     if (b.vmem)
-      d.push_back({SourcePos{k.file, b.loc.line, b.loc.col}, "vmem '" + b.name + "' in a GPU kernel, expected it in a tpu_kernel"});
+      d.push_back({SourcePos{k.file, b.loc.line, b.loc.col},
+                   "vmem '" + b.name + "' in a GPU kernel, expected it in a tpu_kernel"});
   walk(k.body, k, d);
   return d;
 }
@@ -437,7 +523,8 @@ TpuProgram expand_tpu(const Kernel& k, const ParamValues& params, std::vector<Di
 std::vector<Diagnostic> verify_tpu(const Kernel& k, const ParamValues& params) {
   std::vector<Diagnostic> diags;
   if (!k.tpu) {
-    diags.push_back({SourcePos{k.file, k.loc.line, k.loc.col}, "kernel '" + k.name + "' is a GPU kernel, expected a tpu_kernel"});
+    diags.push_back(
+        {SourcePos{k.file, k.loc.line, k.loc.col}, "kernel '" + k.name + "' is a GPU kernel, expected a tpu_kernel"});
     return diags;
   }
   expand_tpu(k, params, diags);

@@ -19,9 +19,10 @@ std::vector<Diagnostic> verify(const Kernel& k, const ParamValues& params, const
   };
   uint64_t threads = p->block.count();
   if (threads > limits->max_threads_per_cta)
-    diags.push_back({at(std::nullopt, &k.block), "block of " + std::to_string(threads) + " threads exceeds the machine's " +
-                                                     std::to_string(limits->max_threads_per_cta) +
-                                                     " threads per CTA (sm.max_threads_per_cta)"});
+    diags.push_back({at(std::nullopt, &k.block),
+                     "block of " + (threads == UINT64_MAX ? std::string("more than 2^64") : std::to_string(threads)) +
+                         " threads exceeds the machine's " + std::to_string(limits->max_threads_per_cta) +
+                         " threads per CTA (sm.max_threads_per_cta)"});
   if (p->shared_bytes > limits->max_shared_per_cta)
     diags.push_back({at(k.smem, nullptr), "smem " + std::to_string(p->shared_bytes) + " bytes exceeds the machine's " +
                                               std::to_string(limits->max_shared_per_cta) +

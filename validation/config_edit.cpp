@@ -8,6 +8,7 @@
 
 #include "sim/config.hpp"
 #include "sim/error.hpp"
+#include "sim/output_file.hpp"
 
 namespace gtsim::validation {
 
@@ -146,14 +147,7 @@ std::string edit_config_text(const std::string& path, const std::vector<ValueEdi
 }
 
 void edit_config_file(const std::string& path, const std::vector<ValueEdit>& edits) {
-  std::string text = edit_config_text(path, edits);
-  std::string tmp = path + ".tmp-calibrate";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw InputError(SourcePos{path}, "cannot write config");
-    out << text;
-  }
-  std::filesystem::rename(tmp, path);
+  write_output(path, edit_config_text(path, edits));  // whole or not at all, through links
 }
 
 }  // namespace gtsim::validation

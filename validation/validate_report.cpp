@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "sim/output_file.hpp"
 #include "validation/calibrate.hpp"
 #include "validation/config_edit.hpp"
 #include "validation/validate.hpp"
@@ -144,7 +144,7 @@ bool write_scatter_plot(const ValidationReport& r, const std::string& png, std::
   std::string base = (fs::path(png).parent_path() / fs::path(png).stem()).string();
   std::string dat = base + ".dat", gp = base + ".gp";
   {
-    std::ofstream d(dat);
+    std::ostringstream d;
     for (const char* role : {"held-out", "fit-benchmark", "calibration"}) {
       d << "# " << role << "\n";
       for (const auto& p : r.points)
@@ -152,9 +152,10 @@ bool write_scatter_plot(const ValidationReport& r, const std::string& png, std::
           d << p.meas << " " << p.sim << " " << p.family << "\n";
       d << "\n\n";
     }
+    write_output(dat, d.str());
   }
   {
-    std::ofstream g(gp);
+    std::ostringstream g;
     g << "# gnuplot " << fs::path(gp).filename().string() << " -> " << fs::path(png).filename().string()
       << " (written by gtsim validate)\n"
       << "set terminal pngcairo size 900,800\nset output '" << png << "'\n"
@@ -165,6 +166,7 @@ bool write_scatter_plot(const ValidationReport& r, const std::string& png, std::
       << "  '" << dat << "' index 0 using 1:2 title 'held-out' pt 7 ps 1.2, \\\n"
       << "  '" << dat << "' index 1 using 1:2 title 'other points of fitted benchmarks' pt 6, \\\n"
       << "  '" << dat << "' index 2 using 1:2 title 'calibration (fit residual)' pt 2\n";
+    write_output(gp, g.str());
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     message = "gnuplot not installed: wrote " + gp + " and " + dat + ", no PNG";

@@ -17,7 +17,12 @@ struct Kernel;  // the parsed kernel (kernels_ir/ast.hpp)
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
-  uint64_t count() const { return uint64_t(x) * y * z; }
+  // x * y * z, saturated at UINT64_MAX: three 32-bit dimensions can exceed 64 bits (2^96), and a
+  // product that wrapped could pass a size check (2^22 x 2^22 x 2^20 threads would read as 0).
+  uint64_t count() const {
+    uint64_t xy = uint64_t(x) * y, n = 0;  // two 32-bit factors fit
+    return __builtin_mul_overflow(xy, uint64_t(z), &n) ? UINT64_MAX : n;
+  }
 };
 
 struct BufferInfo {

@@ -7,6 +7,7 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "kernels_ir/parser.hpp"
+#include "kernels_ir/tpu_dialect.hpp"
 #include "kernels_ir/verifier.hpp"
 
 namespace gtsim::ir {
@@ -63,6 +64,55 @@ TEST(TpuExpansion, LoopNearInt64MaxEndsAndLongEmptyLoopsAreBounded) {
   EXPECT_TRUE(problems(tpu_kernel("  loop i in 9223372036854775800 .. 9223372036854775807 step 4 {\n  }\n")).empty());
   auto ds = problems(tpu_kernel("  loop i in 0 .. 9223372036854775807 {\n  }\n"));
   EXPECT_TRUE(has(ds, 3, 3, "expands to more than"));
+}
+
+// Fuzz finding F1 (fuzz/FINDINGS.md): a loop whose trips all expand alike was still evaluated trip by
+// trip before being folded into one `loop N`, so 8 x 1,000,000 syncs took ~4 million evaluations to
+// reach the budget error. The budget still counts every trip, but a body that never reads its loop
+// variable is expanded once: the error comes from the loop whose trips multiply past the budget.
+TEST(TpuExpansion, LoopInvariantBodyIsExpandedOnceAndChargedForEveryTrip) {
+  auto ds =
+      problems("tpu_kernel slow() {\n  loop s in 0 .. 8 {\n    loop f in 0 .. 1000000 {\n      sync\n    }\n  }\n}\n");
+  EXPECT_TRUE(has(ds, 2, 3, "expands to more than 4194304 instructions"));
+  // 4 x 1,000,000 trips of one instruction is 4,000,003 charged: under the budget, and still one loop
+  auto k = parse_kernel_string(
+      "tpu_kernel ok() {\n  loop s in 0 .. 4 {\n    loop f in 0 .. 1000000 {\n      sync\n    }\n  }\n}\n", "ints.kir");
+  std::vector<Diagnostic> d;
+  TpuProgram p = expand_tpu(*k, {}, d);
+  ASSERT_TRUE(d.empty()) << d.at(0).str();
+  ASSERT_EQ(p.ops.size(), 5u);  // loop 4, loop 1000000, sync, end, end
+  EXPECT_EQ(p.ops[0].kind, TpuOpKind::kLoop);
+  EXPECT_EQ(p.ops[0].count, 4u);
+  EXPECT_EQ(p.ops[1].kind, TpuOpKind::kLoop);
+  EXPECT_EQ(p.ops[1].count, 1000000u);
+  EXPECT_EQ(p.ops[2].kind, TpuOpKind::kSync);
+}
+
+TEST(TpuExpansion, TripsThatReadTheLoopVariableAreStillExpandedOneByOne) {
+  // the rows depend on i: three different trips, unrolled; the loop variable shadows the parameter
+  // of the same name inside the body only
+  auto k = parse_kernel_string(
+      "tpu_kernel t(i = 7) {\n  vmem V : bf16[8, 128]\n  loop i in 0 .. 3 {\n    vpu.add V[0], i + 1, 128\n  }\n"
+      "  vpu.add V[0], i, 128\n}\n",
+      "ints.kir");
+  std::vector<Diagnostic> d;
+  TpuProgram p = expand_tpu(*k, {}, d);
+  ASSERT_TRUE(d.empty()) << d.at(0).str();
+  ASSERT_EQ(p.ops.size(), 4u);
+  for (size_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(p.ops[j].kind, TpuOpKind::kVector);
+    EXPECT_EQ(p.ops[j].rows, j < 3 ? j + 1 : 7u);
+  }
+}
+
+TEST(KernelLaunchShape, ThreadCountAbove64BitsSaturatesInsteadOfWrappingPastTheLimit) {
+  // 2^22 x 2^22 x 2^20 threads is 2^64: wrapped, it read as 0 threads and passed the per-CTA limit
+  EXPECT_EQ((Dim3{4194304, 4194304, 1048576}.count()), UINT64_MAX);
+  EXPECT_EQ((Dim3{4294967295u, 4294967295u, 1}.count()), 18446744065119617025ull);
+  auto k = parse_kernel_string("kernel k() {\n  grid 1\n  block 4194304, 4194304, 1048576\n}\n", "ints.kir");
+  VerifyLimits lim;
+  auto ds = verify(*k, &lim);
+  EXPECT_TRUE(has(ds, 3, 9, "block of more than 2^64 threads exceeds the machine's 1024 threads per CTA"));
 }
 
 TEST(KernelLiterals, LiteralAboveInt64MaxIsAnErrorNamingTheLiteralAndTheRange) {
