@@ -13,11 +13,13 @@ echo "| kernel | parameters | cycles | DRAM bytes | simulated | sampled host | e
 echo "|---|---|---|---|---|---|---|"
 while read -r k params; do
   [ -z "$k" ] && continue
-  P=(); for p in $params; do P+=(--param "$p"); done
+  P=(); for p in $params; do
+    case "$p" in set:*) P+=(--set "${p#set:}") ;; *) P+=(--param "$p") ;; esac  # set:KEY=VALUE: a config override
+  done
   "$G" run --hw hw_configs/a100-40gb.yaml --kernel "kernels_ir/lib/$k.kir" \
-    "${P[@]}" "${S[@]}" --json "$tmp/s.json" >/dev/null
+    "${S[@]}" "${P[@]}" --json "$tmp/s.json" >/dev/null
   "$G" run --exact --hw hw_configs/a100-40gb.yaml \
-    --kernel "kernels_ir/lib/$k.kir" "${P[@]}" "${S[@]}" --json "$tmp/e.json" >/dev/null
+    --kernel "kernels_ir/lib/$k.kir" "${S[@]}" "${P[@]}" --json "$tmp/e.json" >/dev/null
   python3 - "$k" "$params" "$tmp" <<'PY'
 import json, sys
 k, params, d = sys.argv[1:4]
@@ -31,6 +33,8 @@ done <<'LIST'
 gemm_tiled M=1024 N=1024 K=1024
 gemm_persistent M=1024 N=1024 K=1024 GRID=4
 gemm_fp32 M=1024 N=1024 K=512
+gemm_fp32 M=256 N=256 K=1024 set:l2.size_bytes=41943040
+fixed_work ctas=1 work=4096
 flash_attention_fwd B=1 H=2 T=2048 D=64
 stream_copy n=4194304
 strided_copy n=1048576 stride=8

@@ -1,9 +1,9 @@
 #include "models/gpu/sampler.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <spdlog/spdlog.h>
 
 #include "models/gpu/sm.hpp"
 #include "models/mem/memory_system.hpp"
@@ -53,6 +53,9 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
       dram_counters_.push_back(i);
   }
   l2_lines_ = active_ ? memory_.l2_occupancy().capacity : 0;
+  log_->debug("kernel {}: {} CTAs, {} slots, sampling loop {} (branch {}, unroll {}, quantum {})", program.name(), ctas,
+              slots_, loop_.exists ? int64_t(loop_.loop) : -1, loop_.exists ? int64_t(loop_.bra) : -1, loop_.unroll,
+              loop_.quantum);
 }
 
 SamplingReport Sampler::end_kernel() {
@@ -137,17 +140,19 @@ void Sampler::check_loop(uint64_t cycle) {
   bool steady = live_ > 0 && (live_ == slots_ || started_ + rep_.skipped_ctas >= ctas_);
   for (const CtaRecord& r : rec_) {
     if (!r.live) continue;
-    if (!r.in_loop || r.iter < int64_t(policy_.warmup_iterations) || r.trip - r.iter_max < room) steady = false;
+    if (!r.in_loop || r.mean < double(policy_.warmup_iterations) || r.trip - r.iter_max < room) steady = false;
   }
   if (log_->should_log(spdlog::level::trace)) {
     std::string d;
     for (const CtaRecord& r : rec_)
-      if (r.live) d += " " + std::to_string(r.iter) + "/" + std::to_string(r.trip) + (r.in_loop ? "" : "x");
+      if (r.live)
+        d += " " + std::to_string(r.iter) + "-" + std::to_string(r.iter_max) + "/" + std::to_string(r.trip) +
+             (r.in_loop ? "" : "x");
     log_->trace("check c={} steady={} live={} slots={}:{}", cycle, int(steady), live_, slots_, d);
   }
   if (!steady) return reset();
   auto open = [&] {
-    for (CtaRecord& r : rec_) r.iter_open = r.iter, r.mean_open = r.mean, r.last_open = r.last;
+    for (CtaRecord& r : rec_) r.mean_open = r.mean, r.last_open = r.last;
     window_counters_ = snapshot(cycle);
     window_cycle_ = cycle;
     window_l2_valid_ = memory_.l2_occupancy().valid;
@@ -157,22 +162,38 @@ void Sampler::check_loop(uint64_t cycle) {
   double rate = 0, iters = 0;
   for (const CtaRecord& r : rec_) {
     if (!r.live) continue;
-    if (r.iter < r.iter_open) {  // a new run of the loop started
+    if (r.mean < r.mean_open) {  // a new run of the loop started
       window_len_ = policy_.window_iterations;
       return reset();
     }
-    if (r.iter - r.iter_open < int64_t(window_len_) || r.last <= r.last_open) return;
+    if (r.mean - r.mean_open < double(window_len_) || r.last <= r.last_open) return;
     rate += (r.mean - r.mean_open) / double(r.last - r.last_open);
     iters += r.mean - r.mean_open;
   }
-  // The window's DRAM bytes per iteration must agree too: the timing can be steady while the traffic
-  // is not (an L2 still filling with dirty lines writes nothing back yet).
+  // The DRAM bytes per iteration must agree too: the timing can be steady while the traffic is not
+  // (an L2 still filling with dirty lines writes nothing back yet). They are compared as a running
+  // mean over the steady period (the windows since the timing last agreed), because CTAs that share
+  // lines fetch them in turns, so one window's bytes swing around the mean long after its timing
+  // has settled; the period's mean converges as it grows.
   std::vector<uint64_t> now = snapshot(cycle);
   double dram = double(dram_bytes(now) - dram_bytes(window_counters_)) / iters;
-  double res = prev_rate_ > 0 ? std::max(residual(rate, prev_rate_, 0), residual(dram, prev_dram_, 32.0)) : 1.0;
-  log_->debug("window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} prev={:.1f} residual={:.4f} live={}", cycle, rate,
-              prev_rate_, dram, prev_dram_, res, live_);
-  if (res <= policy_.tolerance) {
+  const double rate_res = prev_rate_ > 0 ? residual(rate, prev_rate_, 0) : 1.0;
+  if (rate_res > policy_.tolerance) {  // the steady period starts with this window
+    steady_counters_ = window_counters_;
+    steady_cycle_ = window_cycle_;
+    for (CtaRecord& r : rec_) r.mean_steady = r.mean_open;
+    prev_dram_ = -1;
+  }
+  double steady_iters = 0;
+  for (const CtaRecord& r : rec_)
+    if (r.live) steady_iters += r.mean - r.mean_steady;
+  const double mean_dram = double(dram_bytes(now) - dram_bytes(steady_counters_)) / steady_iters;
+  const double dram_res = prev_dram_ >= 0 ? residual(mean_dram, prev_dram_, 32.0) : 1.0;
+  const double res = std::max(rate_res, dram_res);
+  log_->debug(
+      "window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} steady mean={:.1f} prev={:.1f} residual={:.4f} live={}",
+      cycle, rate, prev_rate_, dram, mean_dram, prev_dram_, res, live_);
+  if (rate_res <= policy_.tolerance && dram_res <= policy_.dram_tolerance) {
     double growth = double(int64_t(memory_.l2_occupancy().valid) - int64_t(window_l2_valid_)) /
                     double(std::max<uint64_t>(1, cycle - window_cycle_));
     return loop_epoch(cycle, rate, res, growth);
@@ -182,7 +203,7 @@ void Sampler::check_loop(uint64_t cycle) {
   // averages out instead of never converging.
   if (prev_rate_ > 0) window_len_ = std::min<uint32_t>(window_len_ * 2, policy_.window_iterations_max);
   prev_rate_ = rate;
-  prev_dram_ = dram;
+  prev_dram_ = mean_dram;
   open();
 }
 
@@ -225,7 +246,8 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
   if (skipped == 0) return;
   // the machine runs `rate` iterations a cycle in this steady state
   uint64_t cycles = uint64_t(std::llround(double(skipped) / rate));
-  extrapolate(window_counters_, now, cycles, cycle - window_cycle_);
+  // the counters at their mean rate over the steady period (its timing agreed window to window)
+  extrapolate(steady_counters_, now, cycles, cycle - steady_cycle_);
   offset_ += cycles;
   error_cycles_ += residual * double(cycles);
   rep_.skipped_iterations += skipped;

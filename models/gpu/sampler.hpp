@@ -49,12 +49,13 @@ struct WarmStream {
 };
 
 struct SamplingPolicy {
-  bool exact = false;              // --exact: no epochs
-  uint32_t warmup_iterations = 4;  // per CTA, before its first window
-  uint32_t window_iterations = 4;  // per CTA, per window (at least)
+  bool exact = false;                   // --exact: no epochs
+  uint32_t warmup_iterations = 4;       // per CTA, before its first window
+  uint32_t window_iterations = 4;       // per CTA, per window (at least)
   uint32_t window_iterations_max = 32;  // windows that disagree double up to this
-  uint32_t tail_iterations = 2;    // simulated after a skip, before the loop's end
-  double tolerance = 0.01;         // two windows agree when their rates differ by at most this
+  uint32_t tail_iterations = 2;         // simulated after a skip, before the loop's end
+  double tolerance = 0.01;              // two windows agree when their rates differ by at most this
+  double dram_tolerance = 0.02;         // ... and the steady period's DRAM bytes per iteration by at most this
 };
 
 struct SamplingReport {
@@ -102,9 +103,9 @@ class Sampler {
   struct CtaRecord {
     bool live = false, in_loop = false;
     int64_t iter = 0, iter_max = 0, trip = 0;  // iter: the CTA's least advanced warp
-    double mean = 0, mean_open = 0;            // mean iterations of its warps
-    uint64_t last = 0;  // cycle of the latest boundary
-    int64_t iter_open = 0;
+    double mean = 0, mean_open = 0;            // mean iterations of its warps (now, at the window's open)
+    double mean_steady = 0;                    // ... at the start of the steady period
+    uint64_t last = 0;                         // cycle of the latest boundary
     uint64_t last_open = 0;
   };
   struct Mark {
@@ -135,7 +136,7 @@ class Sampler {
   uint32_t ctas_per_sm_ = 0;
   uint64_t slots_ = 0, ctas_ = 0;
   std::shared_ptr<spdlog::logger> log_;  // --log-level debug: windows and marks; trace: every check
-  std::vector<CtaRecord> rec_;  // [sm * slots_per_sm_max + slot]
+  std::vector<CtaRecord> rec_;           // [sm * slots_per_sm_max + slot]
   std::vector<Counter*> counters_;
   std::vector<size_t> inst_counters_;  // indices of the SMs' inst_executed counters
   uint64_t live_ = 0, started_ = 0;
@@ -146,9 +147,13 @@ class Sampler {
   std::vector<uint64_t> window_counters_;
   uint64_t window_l2_valid_ = 0;
   uint32_t window_len_ = 4;  // iterations per CTA of the current window
-  double prev_rate_ = 0, prev_dram_ = 0;  // the previous window's iterations per cycle and DRAM bytes per iteration
-  std::vector<size_t> dram_counters_;     // indices of the DRAM byte counters
-  uint64_t l2_lines_ = 0;                 // the L2's capacity in lines
+  double prev_rate_ = 0;     // the previous window's iterations per cycle
+  double prev_dram_ = 0;  // DRAM bytes per iteration over the steady period at the previous window's close (< 0: none)
+  // the steady period: the windows since the timing last disagreed (counters and cycle at its start)
+  std::vector<uint64_t> steady_counters_;
+  uint64_t steady_cycle_ = 0;
+  std::vector<size_t> dram_counters_;  // indices of the DRAM byte counters
+  uint64_t l2_lines_ = 0;              // the L2's capacity in lines
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;
   uint64_t offset_ = 0;
