@@ -53,9 +53,19 @@ TEST(GpuConfig, UnknownWarpSchedulerListsTheRegisteredOnes) {
 TEST(GpuConfig, LooseRoundRobinSchedulerRuns) {
   // work = 256: the FFMA chains outweigh the stores at the end (with work = 32 the stores of all
   // warps finishing together under lrr queue at the L2 slices for an eighth of the kernel)
+  // Exact runs: the scheduler must not change what is executed, and a sampled run's instruction
+  // count is extrapolated (to within rounding), so only exact ones can be held equal.
   auto p = testing::lib_kernel("fixed_work", {{"ctas", 132}, {"work", 256}});
-  KernelResult gto = testing::run_one("h200-sxm", *p);
-  KernelResult lrr = testing::run_one("h200-sxm", *p, {"sm.warp_scheduler=lrr"});
+  auto exact = [&](const std::vector<std::string>& sets) {
+    auto root = testing::load_hw("h200-sxm", sets);
+    GpuModel m(*root);
+    SamplingPolicy pol;
+    pol.exact = true;
+    m.set_sampling(pol);
+    return m.run(*p);
+  };
+  KernelResult gto = exact({});
+  KernelResult lrr = exact({"sm.warp_scheduler=lrr"});
   EXPECT_EQ(lrr.warp_instructions, gto.warp_instructions);
   // Both saturate issue: same time within a few percent.
   EXPECT_NEAR(double(lrr.cycles) / double(gto.cycles), 1.0, 0.1);
