@@ -248,6 +248,11 @@ class Expander {
     return out;
   }
 
+  void too_many(const Stmt& loop) {
+    err(loop.loc,
+        "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
+  }
+
   void loop(const Stmt& s, const Env& env, std::vector<TpuOp>& out) {
     auto lo = eval(s.e[0], env), hi = eval(s.e[1], env);
     std::optional<int64_t> step = 1;
@@ -277,9 +282,7 @@ class Expander {
       if (!diags_.empty()) return;
       const uint64_t per_trip = emitted_ - before + std::max<size_t>(first.size(), 1);
       if (per_trip > (kMaxOps - before) / n) {
-        err(s.loc,
-            "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
-        return;
+        return too_many(s);
       }
       emitted_ = before + per_trip * n;
       trips = n;
@@ -299,9 +302,7 @@ class Expander {
       if (!same) all.insert(all.end(), it.begin(), it.end());
       // every trip counts (at least 1), so a loop of empty trips is bounded too
       if ((emitted_ += std::max<size_t>(trips == 0 ? first.size() : it.size(), 1)) > kMaxOps) {
-        err(s.loc,
-            "the kernel expands to more than " + std::to_string(kMaxOps) + " instructions, expected fewer loop trips");
-        return;
+        return too_many(s);
       }
     }
     if (trips == 0 || first.empty()) return;
