@@ -1,6 +1,7 @@
 // The fuzz bodies: one per input grammar (docs/fuzzing.md). Each takes any bytes, runs the parser,
 // verifier and binder on them (never a simulation), returns 0 for success and for gtsim::InputError
-// (bad input is expected), and lets anything else escape: a crash, a sanitizer report or another
+// (bad input is expected; for configs also gtsim::LimitError, a machine above the model-state limit
+// refused before it is built), and lets anything else escape: a crash, a sanitizer report or another
 // exception is a bug. The libFuzzer executables (fuzz/libfuzzer_main.cpp) and the regression replay
 // test (tests/fuzz) both call these.
 #pragma once
