@@ -383,5 +383,16 @@ int64_t arg_i(const std::vector<std::string>& a, const std::string& key, int64_t
   std::string v = arg(a, key, "");
   return v.empty() ? def : std::strtoll(v.c_str(), nullptr, 0);
 }
+std::vector<int64_t> arg_list(const std::vector<std::string>& a, const std::string& key, const std::string& def) {
+  std::vector<int64_t> v;
+  std::string s = arg(a, key, def);
+  for (size_t i = 0; i < s.size();) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    if (j > i) v.push_back(std::strtoll(s.substr(i, j - i).c_str(), nullptr, 0));
+    i = j + 1;
+  }
+  return v;
+}
 
 }  // namespace twins

@@ -143,5 +143,7 @@ double point_fixed_work(int ctas, int work, const char* file);
 // args: "--key=value" lookups with defaults
 std::string arg(const std::vector<std::string>& a, const std::string& key, const std::string& def);
 int64_t arg_i(const std::vector<std::string>& a, const std::string& key, int64_t def);
+// --key=A,B,C as integers (def when the flag is absent; empty when def is "")
+std::vector<int64_t> arg_list(const std::vector<std::string>& a, const std::string& key, const std::string& def);
 
 }  // namespace twins

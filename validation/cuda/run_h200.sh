@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call, from the repository root on the device machine:
-#   validation/cuda/run_h200.sh BATCH [micro|apps|all|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp|skew|barst]
+#   validation/cuda/run_h200.sh BATCH [micro|apps|all|fresh|parts|store|gemm|align|vec|pipes|history|fp32|fp32k|banks|tiles|tiles1|tilesnl|mma|l2bw|sweeps|lat|ops|burst|steady|srate|tstamp|skew|barst]
 # builds the twins there, writes device info, runs canary / sweeps / canary, records ptxas, SASS,
 # a memcheck of the small app checks and Nsight Compute metrics, and packs everything into
 # $OUT/data_BATCH.tar.gz (re-packed after every phase) next to the log. `parts` runs only the
@@ -79,6 +79,27 @@ if [ "$WHAT" = history ]; then
   done
 fi
 if has apps; then run timeout 200 $T --out="$D" --batch="$BATCH" apps; pack; fi
+# `fresh` (b42, the first first-shot batch; docs/validation.md): application shapes never measured before
+# (apps --only=fresh), then the memory effects of issue 38: hot copies whose 8n-byte footprint spans
+# 8-128 MiB around the 60 MiB L2 (the whole GPU's effective L2) and cold ones beside them, small hot
+# copies for the back-to-back launch gap (stream against graph), strided gathers up to a 1024-element
+# stride, the one-SM pointer chase sweep again; then Nsight Compute's DRAM bytes and L2 hit rate of every
+# fresh application launch and of the hot copies, the L2 carried over between launches (cache control off)
+if [ "$WHAT" = fresh ]; then
+  run timeout 300 $T --out="$D" --batch="$BATCH" apps --only=fresh; pack
+  HOT=4096,16384,65536,262144,1048576,2097152,3145728,4194304,5242880,5767168,6291456,6815744,7340032,7864320,8388608,9437184,10485760,12582912,16777216
+  run timeout 200 $T --out="$D" --batch="$BATCH" stream_copy --hot_n=$HOT --cold_n=2097152,4194304,6291456,8388608,12582912; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" strided_copy --strides=1,2,4,8,16,32,64,128,256,512,1024; pack
+  run timeout 200 $T --out="$D" --batch="$BATCH" pointer_chase; pack
+  run timeout 60 $T --out="$D" --batch="$BATCH" empty; pack
+  run timeout 200 ncu --clock-control none --cache-control none --kernel-name "$APPS" --launch-count 200 --metrics $M --csv \
+    --log-file "$D/ncu_fresh.csv" $T --out=/tmp --batch=ncu --ncu=1 apps --only=fresh > "$D/ncu_fresh.csv.err" 2>&1
+  tail -c 300 "$D/ncu_fresh.csv.err"; wc -l "$D/ncu_fresh.csv"; pack
+  run timeout 150 ncu --clock-control none --cache-control none --kernel-name 'regex:^(twins::)?stream_copy$' --launch-count 100 \
+    --metrics $M --csv --log-file "$D/ncu_hot_copy.csv" $T --out=/tmp --batch=ncu --ncu=1 stream_copy --hot_n=$HOT \
+    > "$D/ncu_hot_copy.csv.err" 2>&1
+  tail -c 300 "$D/ncu_hot_copy.csv.err"; wc -l "$D/ncu_hot_copy.csv"; pack
+fi
 # `sweeps`: flash attention at eight sequence lengths (BH = 64; the naive one at 1024, 2048 and 4096
 # only, the lengths its softmax twin has), gemm_fp32's square points and a K sweep at M = N = 1024
 if [ "$WHAT" = sweeps ]; then

@@ -70,6 +70,14 @@ double point_stream_copy(uint64_t n, bool rotate, const char* file) {
 }
 
 int run_stream_copy(const std::vector<std::string>& a) {
+  // --hot_n=LIST / --cold_n=LIST: only these sizes (b42: the L2 footprint sweep, hot copies whose
+  // 8n bytes span 8 MiB to 128 MiB around the 60 MiB L2, and small copies for the launch gap)
+  std::vector<int64_t> hot_n = arg_list(a, "hot_n", ""), cold_n = arg_list(a, "cold_n", "");
+  if (!g.quick && (!hot_n.empty() || !cold_n.empty())) {
+    for (int64_t n : hot_n) point_stream_copy(uint64_t(n), false, "stream_copy");
+    for (int64_t n : cold_n) point_stream_copy(uint64_t(n), true, "stream_copy");
+    return 0;
+  }
   int lo = int(arg_i(a, "log2_lo", 20)), hi = int(arg_i(a, "log2_hi", 28));
   if (g.quick) lo = 20, hi = 21;
   for (int k = lo; k <= hi; ++k) point_stream_copy(uint64_t(1) << k, true, "stream_copy");
@@ -105,7 +113,9 @@ int run_strided_copy(const std::vector<std::string>& a) {
   uint64_t slots = kPoolFloats / n;
   unsigned long long* bad_d;
   CK(cudaMalloc(&bad_d, 8));
-  for (uint32_t stride : {1u, 2u, 4u, 8u, 16u, 32u, 64u}) {
+  // --strides=LIST (default 1..64 by powers of two; b42 adds 128..1024: gathers past a 16-element stride)
+  for (int64_t s : arg_list(a, "strides", "1,2,4,8,16,32,64")) {
+    uint32_t stride = uint32_t(s);
     poison(g_dst, kPoolFloats * 4);
     uint32_t grid = (n + 255) / 256;
     auto launch = [&](int i) {
