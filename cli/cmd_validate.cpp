@@ -1,6 +1,8 @@
 // gtsim validate: every measured point against the model; held-out accuracy per kernel family,
 // steps, twin fidelity, Nsight Compute counters side by side, the blind config's error.
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,11 +17,46 @@ namespace gtsim::cli {
 
 namespace {
 struct ValidateOptions {
-  std::string hw, data, json, doc, plot, kernels, blind, calib_json;
+  std::string hw, data, json, doc, plot, kernels, blind, calib_json, first_shot;
   bool quick = false, sparse = false, no_blind = false, write_bands = false;
   unsigned threads = 0;
   std::vector<std::string> families, sets;
 };
+}  // namespace
+
+namespace {
+// The first line a shell command prints ("" when it fails).
+std::string first_line_of(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof buf, f)) out = buf;
+    ::pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Where a first-shot record comes from: the commit the model was built from (the data folder's git
+// checkout), whether tracked files differed from it, the date and the command.
+nlohmann::json provenance(const std::string& data, const std::string& hw, const std::string& batch) {
+  std::string git = "git -C " + shell_quote(data) + " ";
+  std::string commit = first_line_of(git + "rev-parse HEAD 2>/dev/null");
+  std::string dirty = first_line_of(git + "status --porcelain --untracked-files=no 2>/dev/null");
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"commit", commit.empty() ? "unknown (not a git checkout)" : commit},
+          {"tracked_files_modified", !dirty.empty()},
+          {"date_utc", date},
+          {"command", "gtsim validate --hw " + hw + " --data " + data + " --first-shot " + batch}};
+}
 }  // namespace
 
 Runner add_validate(CLI::App& app) {
@@ -38,6 +75,11 @@ Runner add_validate(CLI::App& app) {
       ->delimiter(',');
   app.add_option("--set", o->sets,
                  "config override PATH=VALUE for the run (repeatable), e.g. sm.shared.latency_cycles=28");
+  app.add_option("--first-shot", o->first_shot,
+                 "record the model's prediction of batch BATCH (its points only, the blind config too) in "
+                 "DATA/BATCH/first_shot.csv and first_shot.json, once: run it right after committing the batch, "
+                 "before any model change that looks at it")
+      ->type_name("BATCH");
   app.add_flag("--no-blind", o->no_blind, "skip the blind config");
   app.add_flag("--quick", o->quick, "fewer, smaller model runs (tests)");
   app.add_flag("--sparse", o->sparse,
@@ -54,7 +96,13 @@ Runner add_validate(CLI::App& app) {
       throw InputError(SourcePos{"--write-error-bands"},
                        "writes the error band of the whole validation of the config as written, expected no "
                        "--families, --set, --sparse or --quick beside it");
+    if (!o->first_shot.empty() &&
+        (!o->families.empty() || !o->sets.empty() || o->sparse || o->quick || !o->doc.empty() || o->write_bands))
+      throw InputError(SourcePos{"--first-shot"},
+                       "records the prediction of the config as written for every point of the batch, expected no "
+                       "--families, --set, --sparse, --quick, --out-doc or --write-error-bands beside it");
     auto data = validation::load_dataset(o->data);
+    if (!o->first_shot.empty()) data = validation::only_batch(data, o->first_shot);
     std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
     validation::ValidationOptions opt;
     opt.quick = o->quick;
@@ -76,6 +124,11 @@ Runner add_validate(CLI::App& app) {
       validation::write_scatter_plot(rep, o->plot, msg);
       j["plot"] = msg;
       if (o->json != "-") std::cout << msg << "\n";
+    }
+    if (!o->first_shot.empty()) {
+      validation::write_first_shot(rep, o->data, o->first_shot, provenance(o->data, o->hw, o->first_shot));
+      std::cout << "first-shot record written: " << (fs::path(o->data) / o->first_shot / "first_shot.csv").string()
+                << "\n";
     }
     if (!o->doc.empty()) {
       std::string png = o->plot.empty() ? "" : fs::relative(o->plot, fs::path(o->doc).parent_path()).string();

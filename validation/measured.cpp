@@ -72,8 +72,8 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-const std::set<std::string> kNotPoints = {"manifest.csv", "canary.csv",   "clocks.csv",
-                                          "ncu.csv",      "ncu_apps.csv", "nvidia_smi.csv"};
+const std::set<std::string> kNotPoints = {"manifest.csv", "first_shot.csv", "canary.csv",    "clocks.csv",
+                                          "ncu.csv",      "ncu_apps.csv",   "nvidia_smi.csv"};
 
 void load_batch(Dataset& ds, const fs::path& bdir, const std::string& batch) {
   std::vector<fs::path> csvs;

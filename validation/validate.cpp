@@ -31,6 +31,12 @@ const std::set<std::string> kMicro = {"empty",          "stream_copy", "strided_
                                       "bank_conflicts", "fixed_work",  "ffma_outer",   "mma_throughput", "mma_shared",
                                       "store_tile",     "l2_read",     "op_latency"};
 
+}  // namespace
+
+bool is_microbenchmark(const std::string& kernel) { return kMicro.count(kernel) > 0; }
+
+namespace {
+
 bool all_ok(const std::vector<SimOutcome>& o) {
   for (const auto& x : o)
     if (!x.ok) return false;
@@ -588,6 +594,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     rep.blind_ran = true;
     rep.blind_hw = blind;
     rep.blind_families = b.heldout_families;
+    rep.blind_points = b.points;
     rep.blind_mape = b.heldout_mape;
     rep.blind_worst = b.heldout_worst;
     rep.model_runs += b.model_runs;
@@ -598,6 +605,9 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   } else if (opt.blind) {
     rep.notes.push_back("blind config " + blind + " not found: blind error not measured");
   }
+  FirstShotRecords fs_rec = load_first_shots(data);
+  for (const auto& pr : fs_rec.problems) rep.notes.push_back("first-shot record skipped: " + pr);
+  rep.first_shot = first_shot_summary(rep, fs_rec);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

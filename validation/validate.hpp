@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "validation/fidelity.hpp"
+#include "validation/first_shot.hpp"
 #include "validation/measured.hpp"
 #include "validation/simrun.hpp"
 
@@ -32,6 +33,9 @@ struct PointResult {
   nlohmann::json sim_counters = nlohmann::json::object();
   double err() const { return std::isfinite(sim) && meas > 0 ? meas / sim - 1 : std::nan(""); }  // on throughput
 };
+
+// Whether a CSV's kernel is one of the microbenchmarks (not an application kernel).
+bool is_microbenchmark(const std::string& kernel);
 
 // The runner's work measure for a point: its throughput column (TFLOP/s, TB/s or GB/s) times its
 // median time (1e6 FLOP or bytes per unit); NaN where the runner records no throughput.
@@ -77,9 +81,11 @@ struct ValidationReport {
   bool blind_ran = false;
   std::string blind_hw;
   std::vector<FamilyStats> blind_families;
+  std::vector<PointResult> blind_points;  // the blind config's run (sparse), point by point
   double blind_mape = std::nan(""), blind_worst = std::nan("");
   double stream_gap_us = 0, host_floor_us = 0;  // launch.stream_gap_us of the config; the host's launch floor
   FidelityReport fidelity;
+  FirstShotSummary first_shot;  // the batches' first-shot records against this run (validation/first_shot.hpp)
   std::vector<nlohmann::json> ncu_side_by_side;
   std::vector<std::string> notes;
   double seconds = 0;

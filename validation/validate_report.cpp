@@ -34,6 +34,7 @@ nlohmann::json ValidationReport::to_json() const {
   nlohmann::json j;
   j["hw"] = hw;
   j["data"] = data;
+  j["first_shot"] = first_shot.to_json();
   j["heldout"] = {
       {"kind", heldout_kind},
       {"mape", num(heldout_mape)},
