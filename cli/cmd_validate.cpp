@@ -112,6 +112,7 @@ Runner add_validate(CLI::App& app) {
     opt.blind_hw = o->blind;
     opt.families = o->families;
     opt.calibration_overrides = o->sets;
+    opt.complete = !o->first_shot.empty();  // a record of every point the model can run, not a sample
     auto rep = validation::validate(o->hw, data, kdir, opt);
     nlohmann::json j = rep.to_json();
     nlohmann::json cal;

@@ -212,7 +212,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
     return ctas <= 2 || r == 0 || r == 1 || r == on_sms / 2 || (opt.quick ? false : (r == 2 || r == on_sms - 1));
   };
   int64_t copy_max = opt.quick ? (int64_t(1) << 22) : (int64_t(1) << 24);
-  int64_t chase_max_hops = opt.quick ? 20000 : 70000;
+  int64_t chase_max_hops = opt.quick ? 20000 : opt.complete ? (int64_t(1) << 20) : 70000;
   // GEMM sweeps (145 points): the model runs well under 1e6 warp instructions per host second and a
   // 4096^3 GEMM has ~1e8, so the sweeps are sampled: the square points; square_align at every n in
   // 1024..1032 (every VEC pattern), 1064 and the endpoint 1100; n_sweep at N = 128, 4096, 8192 and both
@@ -221,6 +221,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   const bool sparse_gemm = opt.sparse;
   auto keep_gemm = [&](const MeasuredPoint& p) {
     if (opt.quick) return false;
+    if (opt.complete) return true;
     // run budget: 4096^3 (1024 tiles) costs minutes of host time
     if (p.num("M") * p.num("N") > 4.0e6) return false;
     int64_t M = int64_t(p.num("M")), N = int64_t(p.num("N"));
@@ -305,12 +306,12 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
       if ((p.kernel == "gemm_tiled" || p.kernel == "gemm_persistent") && !keep_gemm(p))
         r.reason = opt.quick ? "not simulated (quick run)" : "not simulated (sampling)";
       // CUDA-core SGEMM: 64 ffma per thread per k; beyond 1024^2 outputs over a minute of host time
-      if (p.kernel == "gemm_fp32" && (opt.quick || p.num("M") * p.num("N") > 1100.0 * 1100.0))
+      if (p.kernel == "gemm_fp32" && (opt.quick || (!opt.complete && p.num("M") * p.num("N") > 1100.0 * 1100.0)))
         r.reason = "not simulated (run budget: a CUDA-core GEMM beyond 1024^2 outputs)";
       if (opt.quick && p.kernel == "attention") r.reason = "not simulated (quick run)";
       // flash attention: host time grows as BH T^2 (T = 2048 at 64 heads: 7 minutes, 4096: 18); the sparse
       // run (the CI accuracy test, the blind config) stops at T = 1536 and 16 heads
-      if (p.kernel == "attention" && (p.variant == "flash" || p.variant == "flash_bh")) {
+      if (p.kernel == "attention" && (p.variant == "flash" || p.variant == "flash_bh") && !opt.complete) {
         const double work = p.num("BH") * p.num("T") * p.num("T"),
                      cap = opt.sparse ? 16.0 * 2048 * 2048 : 64.0 * 2048 * 2048;
         if (work > cap || (opt.sparse && p.num("T") > 1536 && p.variant == "flash"))
@@ -319,7 +320,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
               std::string(opt.sparse ? "T = 1536, or 16 heads at T = 2048, in a sparse run)" : "64 heads at T = 2048)");
       }
       // naive attention beyond T = 2048: over a minute of host time even scaled down (run budget)
-      if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048)
+      if (p.kernel == "attention" && p.variant == "naive" && p.num("T") > 2048 && !opt.complete)
         r.reason = "not simulated (sampling: the naive attention at T > 2048 is beyond the run budget)";
     } else if (r.reason.empty()) {
       if (p.kernel == "pointer_chase") {
@@ -346,7 +347,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
           r.reason = "not simulated (size beyond the run budget)";
         // a 2^24-element strided copy takes 40 s (stride 2) to over a minute (stride >= 16) of host time
         // in the model; the curve does not scale down (its reuse distance in CTAs grows with n)
-        if (p.kernel == "strided_copy" && params["n"] > (int64_t(1) << 22))
+        if (p.kernel == "strided_copy" && params["n"] > (int64_t(1) << 22) && !opt.complete)
           r.reason = "not simulated (run budget: a 2^24-element strided copy takes 40-100 s of host time in the model)";
         if (opt.quick && p.kernel == "strided_copy") r.reason = "not simulated (quick run)";
         // a 1 GiB store_tile takes 15-50 s of host time: the 2-CTA-per-SM points stand for the others
@@ -587,7 +588,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   if (opt.blind && fs::exists(blind)) {
     ValidationOptions bo = opt;
     bo.blind = false;
-    bo.sparse = true;
+    bo.sparse = !opt.complete;
     bo.calibration_overrides.clear();
     bo.blind_hw.clear();
     ValidationReport b = validate(blind, data, kernels_dir, bo);

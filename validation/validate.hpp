@@ -68,6 +68,7 @@ struct ValidationOptions {
   bool sparse = false;                             // fewer points of the long sweeps (GEMMs, flash attention):
                                                    // the blind config's run, the CI accuracy test
   std::vector<std::string> families;               // only these families (none: all)
+  bool complete = false;  // no sampling and no run budget: every point the model can run (--first-shot)
 };
 
 struct ValidationReport {
