@@ -69,3 +69,20 @@ void write_first_shot(const ValidationReport& rep, const std::string& data_dir, 
 Dataset only_batch(const Dataset& data, const std::string& batch);
 
 }  // namespace gtsim::validation
+
+namespace gtsim::validation {
+
+// Every first-shot record under the data folders beside `data_dir` (validation/data/*/BATCH/), its
+// error per family as recorded (a first-shot error is fixed once written). The records of `data_dir`
+// itself also get the current error from `current` (the report of this run).
+struct RecordedFirstShot {
+  std::string folder, batch, hw, commit, date;
+  FirstShotSummary summary;
+};
+std::vector<RecordedFirstShot> recorded_first_shots(const std::string& data_dir, const FirstShotSummary& current);
+
+// docs/validation.md's headline rows and its "First shot" section.
+std::string first_shot_headline_rows(const std::vector<RecordedFirstShot>& records);
+std::string first_shot_section(const std::vector<RecordedFirstShot>& records);
+
+}  // namespace gtsim::validation

@@ -128,6 +128,8 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   ValidationReport rep;
   rep.hw = hw_path;
   rep.data = data.dir;
+  if (data.device.is_object() && data.device.contains("name") && data.device["name"].is_string())
+    rep.device_name = "the " + data.device["name"].get<std::string>();
   SimRunner sim(hw_path, kernels_dir, opt.calibration_overrides);
   if (opt.threads) sim.set_threads(opt.threads);
   bool apps = false;

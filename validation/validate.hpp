@@ -72,7 +72,8 @@ struct ValidationOptions {
 };
 
 struct ValidationReport {
-  std::string hw, data, heldout_kind;  // heldout_kind: "application kernels" or "unused microbenchmarks"
+  std::string hw, data, heldout_kind;
+  std::string device_name = "the H200";  // the measured GPU (device.json of the first batch)  // heldout_kind: "application kernels" or "unused microbenchmarks"
   std::vector<PointResult> points;
   std::vector<FamilyStats> heldout_families, fitbench_families, calibration_families;
   double heldout_mape = std::nan(""), heldout_worst = std::nan(""), heldout_spearman = std::nan("");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "validation/calibrate.hpp"
+#include "validation/fitmath.hpp"
 #include "validation/validate.hpp"
 
 namespace gtsim::validation {
@@ -24,32 +25,44 @@ std::string jnum(const nlohmann::json& j, int sig = 4) {
 
 std::string validation_markdown(const ValidationReport& r, const nlohmann::json& cal, const std::string& plot_png) {
   std::ostringstream o;
-  o << "# Validation: gtsim against the H200\n\n"
+  o << "# Validation: gtsim against " << r.device_name << "\n\n"
     << "Written by `gtsim validate --hw " << r.hw << " --data " << r.data
     << " --out-doc docs/validation.md` (do not edit by hand; rerun it). The measured data under `" << r.data
     << "` was committed before any comparison with the simulator.\n\n";
   o << "## Headline\n\n";
   o << "| figure | value | target |\n|---|---|---|\n";
-  o << "| held-out MAPE on throughput (" << r.heldout_kind << ", families weighted equally) | " << pct(r.heldout_mape)
-    << " | <= 10% |\n";
-  o << "| held-out worst point | " << pct(r.heldout_worst) << " | |\n";
-  o << "| held-out Spearman (lowest sweep; differences within the measurement's resolution tied) | "
+  o << "| development-set MAPE on throughput (" << r.heldout_kind
+    << ", families weighted equally; the points the model was developed against, formerly called held-out) | "
+    << pct(r.heldout_mape) << " | <= 10% |\n";
+  o << "| development-set worst point | " << pct(r.heldout_worst) << " | |\n";
+  o << "| development-set Spearman (lowest sweep; differences within the measurement's resolution tied) | "
     << fmt(r.heldout_spearman, 3) << " | >= 0.95 |\n";
-  o << "| held-out Spearman, every difference ranked (noise included) | " << fmt(r.heldout_spearman_raw, 3) << " | |\n";
+  o << "| development-set Spearman, every difference ranked (noise included) | " << fmt(r.heldout_spearman_raw, 3)
+    << " | |\n";
   o << "| step precision / recall | " << fmt(r.steps.precision(), 3) << " / " << fmt(r.steps.recall(), 3)
     << " | >= 0.9 |\n";
-  o << "| blind config (`h200-blind.yaml`) held-out MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run")
-    << " | measured |\n\n";
+  o << "| blind config (`h200-blind.yaml`) development-set MAPE | " << (r.blind_ran ? pct(r.blind_mape) : "not run")
+    << " | measured |\n";
+  auto records = recorded_first_shots(r.data, r.first_shot);
+  o << first_shot_headline_rows(records) << "\n";
   auto missed = r.missed_targets();
+  {
+    std::vector<double> fm;
+    for (const auto& rec : records)
+      if (std::isfinite(rec.summary.app_first_mape)) fm.push_back(rec.summary.app_first_mape);
+    if (!fm.empty() && !(mean(fm) <= 10))
+      missed.push_back("first-shot MAPE on application kernels " + fmt(mean(fm), 3) + "% > 10%");
+  }
   if (missed.empty())
     o << "All targets are met.\n\n";
   else {
-    o << "Targets missed (reported as they are; nothing was tuned to a held-out point):\n\n";
+    o << "Targets missed (reported as they are):\n\n";
     for (const auto& m : missed) o << "- " << m << "\n";
     o << "\n";
   }
   for (const auto& n : r.notes) o << "> " << n << "\n>\n";
-  o << "\n## Method\n\n"
+  o << "\n" << first_shot_section(records);
+  o << "## Method\n\n"
     << "- **Timing on the GPU.** Each point is the median over repeats of back-to-back launches, replayed from a "
        "CUDA graph where the runner recorded it (batches b2 on), else launched into a stream (b1, and the points of "
        "later batches without a graph time). The model's `time_us` (launch overhead + cycles / SM clock) is a graph "
@@ -81,7 +94,9 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
        "residuals, not accuracy**.\n"
     << "- **Roles of the points.** `calibration`: read by a fit. `fit-benchmark`: other points of a benchmark a fit "
        "used (other footprints of the chase, copy sizes off the plateau): reported, not counted as held-out. "
-       "`held-out`: families no parameter was fitted to. `excluded`: host-bound, a twin failing its fidelity check, or "
+       "`held-out` (the development set): families no parameter was fitted to, but which the model was changed "
+       "against over many commits, so their error is not an error bar for unseen kernels (the first-shot records "
+       "are). `excluded`: host-bound, a twin failing its fidelity check, or "
        "not simulated (sampling, said per point).\n"
     << "- **Accuracy** is the error on throughput (work / time, so `measured time / simulated time - 1`), per family "
        "(families weighted equally): MAPE, worst point, Spearman rank correlation within each sweep (the lowest is "
