@@ -102,7 +102,11 @@ Runner add_validate(CLI::App& app) {
                        "records the prediction of the config as written for every point of the batch, expected no "
                        "--families, --set, --sparse, --quick, --out-doc or --write-error-bands beside it");
     auto data = validation::load_dataset(o->data);
-    if (!o->first_shot.empty()) data = validation::only_batch(data, o->first_shot);
+    nlohmann::json origin;  // taken before the run: the commit the record's model comes from
+    if (!o->first_shot.empty()) {
+      data = validation::only_batch(data, o->first_shot);
+      origin = provenance(o->data, o->hw, o->first_shot);
+    }
     std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
     validation::ValidationOptions opt;
     opt.quick = o->quick;
@@ -127,7 +131,7 @@ Runner add_validate(CLI::App& app) {
       if (o->json != "-") std::cout << msg << "\n";
     }
     if (!o->first_shot.empty()) {
-      validation::write_first_shot(rep, o->data, o->first_shot, provenance(o->data, o->hw, o->first_shot));
+      validation::write_first_shot(rep, o->data, o->first_shot, origin);
       std::cout << "first-shot record written: " << (fs::path(o->data) / o->first_shot / "first_shot.csv").string()
                 << "\n";
     }
