@@ -66,12 +66,21 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
   return program;
 }
 
-nlohmann::json validation_label(const ConfigNode& hw) {
+nlohmann::json validation_label(const ConfigNode& hw, const std::string& family) {
   nlohmann::json j = {{"status", "unknown"}, {"error_band_pct", nullptr}};
+  if (!family.empty()) j["family"] = family, j["family_error_pct"] = nullptr;
   if (const ConfigNode* v = hw.find("validation")) {
     j["status"] = v->param<std::string>("status").or_default("unknown");
     double band = v->param<double>("error_band_pct").or_default(0.0);
     if (band > 0) j["error_band_pct"] = band;
+    const ConfigNode* f = v->find("family_error_pct");
+    // the table holds for the config it was measured for, not for one that inherits it through base:
+    bool ours =
+        v->param<std::string>("family_error_for").or_default("") == hw.param<std::string>("name").or_default("");
+    if (!family.empty() && f && ours && f->has(family)) {
+      j["family_error_pct"] = f->param<double>(family).get();
+      j["family_error_source"] = v->param<std::string>("family_error_source").or_default("gtsim validate");
+    }
   }
   return j;
 }

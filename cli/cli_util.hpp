@@ -32,8 +32,10 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
                                                 const ConfigNode* hw,
                                                 std::shared_ptr<const ir::Kernel>* parsed = nullptr);
 
-// "status (error band)" label of a config's validation section, e.g. "calibrated, held-out MAPE 7.9%".
-nlohmann::json validation_label(const ConfigNode& hw);
+// The config's validation section: its status, its overall error band and, for a kernel `family`
+// (validation::kernel_family), that family's own error (validation.family_error_pct; null when the
+// family has no measured point on this config).
+nlohmann::json validation_label(const ConfigNode& hw, const std::string& family = "");
 
 // The same for a kernel already parsed (a sweep parses once and binds every point).
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,

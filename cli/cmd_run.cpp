@@ -10,6 +10,7 @@
 #include "kernels_ir/ast.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/launch_history.hpp"
+#include "validation/validate.hpp"
 
 namespace gtsim::cli {
 
@@ -59,7 +60,7 @@ Runner add_run(CLI::App& app) {
     j["l2_start"] = {{"state", o->l2_start}, {"earlier_launches", run.earlier}};
     if (!o->stats) j.erase("stats");
     j["hw_file"] = o->hw;
-    j["validation"] = validation_label(*hw);
+    j["validation"] = validation_label(*hw, validation::kernel_family(program->name()));
     j["params"] = program->params();
     // Written only now that the simulation succeeded.
     if (!o->resolved.empty()) write_output(o->resolved, resolved_config_text(*hw, o->hw));

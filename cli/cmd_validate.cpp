@@ -59,6 +59,19 @@ nlohmann::json provenance(const std::string& data, const std::string& hw, const 
 }
 }  // namespace
 
+// validation.family_error_pct.FAMILY of `hw`, where the config has that key (a family it lacks is said).
+static void write_family_band(const std::string& hw, const std::string& family, double mape, bool say) {
+  if (!std::isfinite(mape)) return;
+  try {
+    validation::edit_config_file(hw, {{"validation.family_error_pct." + family, validation::fmt(mape, 3),
+                                       "development set, docs/validation.md"}});
+  } catch (const InputError&) {
+    if (say)
+      std::cout << "family error of " << family << " not written: " << hw << " has no validation.family_error_pct."
+                << family << "\n";
+  }
+}
+
 Runner add_validate(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
   app.add_option("--hw", o->hw, "calibrated GPU config (e.g. hw_configs/h200-sxm.yaml)")->required();
@@ -140,6 +153,9 @@ Runner add_validate(CLI::App& app) {
       write_output(o->doc, validation::validation_markdown(rep, cal, png));
     }
     if (o->write_bands) {
+      // per family (validation.family_error_pct.FAMILY, the keys the config has): what `gtsim run` prints
+      for (const auto& f : rep.heldout_families) write_family_band(o->hw, f.name, f.mape, o->json != "-");
+      for (const auto& f : rep.fitbench_families) write_family_band(o->hw, f.name, f.mape, o->json != "-");
       fs::path dir = fs::path(o->hw).parent_path();
       if (std::isfinite(rep.heldout_mape))
         validation::write_error_band(

@@ -42,6 +42,14 @@ std::string format_run_report(const nlohmann::json& j) {
       v.contains("error_band_pct") && v["error_band_pct"].is_number()
           ? ", expected error about " + std::to_string(int(v["error_band_pct"].get<double>() + 0.5)) + "%"
           : ", error band not yet measured";
+  if (v.contains("family")) {  // one kernel: its own family's error, never the config's blanket figure
+    const std::string fam = v["family"].get<std::string>();
+    band = v.contains("family_error_pct") && v["family_error_pct"].is_number()
+               ? "; " + fam + ": expected error about " +
+                     std::to_string(int(v["family_error_pct"].get<double>() + 0.5)) + "% (" +
+                     v.value("family_error_source", std::string("gtsim validate")) + ")"
+               : "; " + fam + ": not validated on this config (no measured point of this family)";
+  }
   os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << "  [config "
      << v.value("status", "unknown") << band << "]\n";
   std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles at %.0f MHz + launch %.2f us)\n",

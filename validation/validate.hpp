@@ -34,6 +34,11 @@ struct PointResult {
   double err() const { return std::isfinite(sim) && meas > 0 ? meas / sim - 1 : std::nan(""); }  // on throughput
 };
 
+// The validation family an IR kernel belongs to (kernels_ir/lib name -> the family its measured twins
+// are reported under): softmax_rows -> softmax, flash_attention_fwd -> attention_flash, the naive
+// attention's GEMMs -> attention_naive, elementwise_* -> elementwise; a microbenchmark is its own family.
+std::string kernel_family(const std::string& ir_kernel);
+
 // Whether a CSV's kernel is one of the microbenchmarks (not an application kernel).
 bool is_microbenchmark(const std::string& kernel);
 
@@ -73,7 +78,8 @@ struct ValidationOptions {
 
 struct ValidationReport {
   std::string hw, data, heldout_kind;
-  std::string device_name = "the H200";  // the measured GPU (device.json of the first batch)  // heldout_kind: "application kernels" or "unused microbenchmarks"
+  std::string device_name = "the H200";  // the measured GPU (device.json of the first batch)  // heldout_kind:
+                                         // "application kernels" or "unused microbenchmarks"
   std::vector<PointResult> points;
   std::vector<FamilyStats> heldout_families, fitbench_families, calibration_families;
   double heldout_mape = std::nan(""), heldout_worst = std::nan(""), heldout_spearman = std::nan("");

@@ -30,6 +30,17 @@ nlohmann::json fam_json(const std::vector<FamilyStats>& v) {
 std::string pct(double v) { return std::isfinite(v) ? fmt(v, 3) + "%" : "n/a"; }
 }  // namespace
 
+std::string kernel_family(const std::string& k) {
+  auto starts = [&](const char* p) { return k.rfind(p, 0) == 0; };
+  if (starts("softmax")) return "softmax";
+  if (starts("flash_attention")) return "attention_flash";
+  if (starts("attn_")) return "attention_naive";
+  if (starts("elementwise")) return "elementwise";
+  for (const char* g : {"gemm_persistent", "gemm_fp32", "gemm_tiled"})
+    if (starts(g)) return g;
+  return k;
+}
+
 nlohmann::json ValidationReport::to_json() const {
   nlohmann::json j;
   j["hw"] = hw;

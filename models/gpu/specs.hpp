@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,10 @@ struct GpuSpecs {
   std::string name;
   std::string validation_status;
   double validation_error_band_pct = 0;
+  // validation.family_error_pct: MAPE on throughput per kernel family (gtsim validate --write-error-bands)
+  std::map<std::string, double> validation_family_error_pct;
+  std::string validation_family_error_source;
+  std::string validation_family_error_for;  // the config `name` the table was measured for
   ClockSpecs clocks;
   LaunchSpecs launch;
   SmSpecs sm;
