@@ -73,13 +73,13 @@ nlohmann::json validation_label(const ConfigNode& hw, const std::string& family)
     j["status"] = v->param<std::string>("status").or_default("unknown");
     double band = v->param<double>("error_band_pct").or_default(0.0);
     if (band > 0) j["error_band_pct"] = band;
-    const ConfigNode* f = v->find("family_error_pct");
-    // the table holds for the config it was measured for, not for one that inherits it through base:
-    bool ours =
-        v->param<std::string>("family_error_for").or_default("") == hw.param<std::string>("name").or_default("");
-    if (!family.empty() && f && ours && f->has(family)) {
-      j["family_error_pct"] = f->param<double>(family).get();
-      j["family_error_source"] = v->param<std::string>("family_error_source").or_default("gtsim validate");
+    // the table of this config's name: one inherited through base: for another name does not validate it
+    const ConfigNode* by_name = v->find("family_error");
+    std::string name = hw.param<std::string>("name").or_default("");
+    const ConfigNode* t = by_name && by_name->has(name) ? &by_name->at(name) : nullptr;
+    if (!family.empty() && t && t->has("pct") && t->at("pct").has(family)) {
+      j["family_error_pct"] = t->at("pct").param<double>(family).get();
+      j["family_error_source"] = t->param<std::string>("source").or_default("gtsim validate");
     }
   }
   return j;

@@ -59,16 +59,17 @@ nlohmann::json provenance(const std::string& data, const std::string& hw, const 
 }
 }  // namespace
 
-// validation.family_error_pct.FAMILY of `hw`, where the config has that key (a family it lacks is said).
-static void write_family_band(const std::string& hw, const std::string& family, double mape, bool say) {
+// validation.family_error.NAME.pct.FAMILY of `hw`, where the config has that key (a family it lacks is said).
+static void write_family_band(const std::string& hw, const std::string& name, const std::string& family, double mape,
+                              bool say) {
   if (!std::isfinite(mape)) return;
   try {
-    validation::edit_config_file(hw, {{"validation.family_error_pct." + family, validation::fmt(mape, 3),
+    validation::edit_config_file(hw, {{"validation.family_error." + name + ".pct." + family, validation::fmt(mape, 3),
                                        "development set, docs/validation.md"}});
   } catch (const InputError&) {
     if (say)
-      std::cout << "family error of " << family << " not written: " << hw << " has no validation.family_error_pct."
-                << family << "\n";
+      std::cout << "family error of " << family << " not written: " << hw << " has no validation.family_error." << name
+                << ".pct." << family << "\n";
   }
 }
 
@@ -153,9 +154,11 @@ Runner add_validate(CLI::App& app) {
       write_output(o->doc, validation::validation_markdown(rep, cal, png));
     }
     if (o->write_bands) {
-      // per family (validation.family_error_pct.FAMILY, the keys the config has): what `gtsim run` prints
-      for (const auto& f : rep.heldout_families) write_family_band(o->hw, f.name, f.mape, o->json != "-");
-      for (const auto& f : rep.fitbench_families) write_family_band(o->hw, f.name, f.mape, o->json != "-");
+      // per family (validation.family_error.NAME.pct.FAMILY, the keys the config has): what `gtsim run` prints
+      auto hw_root = ConfigNode::load_file(o->hw);
+      std::string name = hw_root->param<std::string>("name").or_default("");
+      for (const auto& f : rep.heldout_families) write_family_band(o->hw, name, f.name, f.mape, o->json != "-");
+      for (const auto& f : rep.fitbench_families) write_family_band(o->hw, name, f.name, f.mape, o->json != "-");
       fs::path dir = fs::path(o->hw).parent_path();
       if (std::isfinite(rep.heldout_mape))
         validation::write_error_band(

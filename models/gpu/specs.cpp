@@ -172,11 +172,15 @@ GpuSpecs GpuSpecs::parse(const ConfigNode& root) {
   if (const ConfigNode* v = root.find("validation")) {
     g.validation_status = v->param<std::string>("status").or_default("");
     g.validation_error_band_pct = v->param<double>("error_band_pct").range(0, 1000).or_default(0);
-    if (const ConfigNode* f = v->find("family_error_pct"))
-      for (const auto& family : f->keys())
-        g.validation_family_error_pct[family] = f->param<double>(family).range(0, 1000).get();
-    g.validation_family_error_source = v->param<std::string>("family_error_source").or_default("");
-    g.validation_family_error_for = v->param<std::string>("family_error_for").or_default("");
+    if (const ConfigNode* by_name = v->find("family_error"))
+      for (const auto& name : by_name->keys()) {  // every table is checked; this config's is kept
+        const ConfigNode& t = by_name->at(name);
+        std::string source = t.param<std::string>("source").get();
+        std::map<std::string, double> pct;
+        for (const auto& family : t.at("pct").keys())
+          pct[family] = t.at("pct").param<double>(family).range(0, 1000).get();
+        if (name == g.name) g.validation_family_error_pct = pct, g.validation_family_error_source = source;
+      }
   }
   g.clocks = ClockSpecs::parse(root.at("clocks"));
   g.launch = LaunchSpecs::parse(root.at("launch"));

@@ -117,10 +117,10 @@ struct GpuSpecs {
   std::string name;
   std::string validation_status;
   double validation_error_band_pct = 0;
-  // validation.family_error_pct: MAPE on throughput per kernel family (gtsim validate --write-error-bands)
+  // validation.family_error.<this name>: MAPE on throughput per kernel family (gtsim validate
+  // --write-error-bands) and where it comes from; empty when this config's name has no table
   std::map<std::string, double> validation_family_error_pct;
   std::string validation_family_error_source;
-  std::string validation_family_error_for;  // the config `name` the table was measured for
   ClockSpecs clocks;
   LaunchSpecs launch;
   SmSpecs sm;

@@ -209,3 +209,24 @@ TEST(CliSweep, BadAxisIsAnInputErrorAndWritesNothing) {
 
 }  // namespace
 }  // namespace gtsim::test
+
+// Rule (issue 38): `gtsim run` labels a kernel with its own family's measured error on the config it was
+// measured for, and says "not validated" where that family (or that config) has no measured point; never
+// the config's blanket figure.
+TEST(Cli, RunPrintsTheKernelFamilysOwnErrorNeverABlanketBand) {
+  auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  auto chase = gtsim::test::gtsim_cli("run --hw hw_configs/h200-sxm.yaml --kernel kernels_ir/lib/pointer_chase.kir");
+  ASSERT_EQ(chase.rc, 0) << chase.err;
+  EXPECT_NE(first_line(chase.out).find("pointer_chase: expected error about"), std::string::npos) << chase.out;
+  auto softmax =
+      gtsim::test::gtsim_cli("run --hw hw_configs/h200-sxm.yaml --kernel kernels_ir/lib/softmax_rows.kir --json -");
+  ASSERT_EQ(softmax.rc, 0) << softmax.err;
+  auto j = nlohmann::json::parse(softmax.out);
+  EXPECT_EQ(j["validation"]["family"], "softmax");
+  EXPECT_TRUE(j["validation"]["family_error_pct"].is_number());
+  // no A100 was measured: its label says so (a100-80gb inherits a100-40gb's section through base:)
+  auto a100 = gtsim::test::gtsim_cli("run --hw hw_configs/a100-80gb.yaml --kernel kernels_ir/lib/pointer_chase.kir");
+  ASSERT_EQ(a100.rc, 0) << a100.err;
+  EXPECT_NE(first_line(a100.out).find("pointer_chase: not validated"), std::string::npos) << a100.out;
+  EXPECT_EQ(first_line(a100.out).find("expected error"), std::string::npos) << a100.out;
+}
