@@ -500,36 +500,7 @@ ValidationReport validate(const std::string& hw_path, const Dataset& data, const
   rep.heldout_worst = fw.empty() ? nan() : *std::max_element(fw.begin(), fw.end());
   rep.heldout_spearman = fs.empty() ? nan() : *std::min_element(fs.begin(), fs.end());
   rep.heldout_spearman_raw = fr.empty() ? nan() : *std::min_element(fr.begin(), fr.end());
-  // steps over the held-out sweeps
-  std::map<std::string, std::vector<const PointResult*>> sweeps;
-  for (const auto& p : rep.points)
-    if (p.role == "held-out" && std::isfinite(p.sim) && p.quantity == "time") sweeps[p.sweep].push_back(&p);
-  for (auto& [k, v] : sweeps) {
-    std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->x < b->x; });
-    for (size_t i = 0; i + 1 < v.size(); ++i) {
-      const PointResult &a = *v[i], &b = *v[i + 1];
-      double rise = b.meas / a.meas - 1;
-      bool meas_step = rise > 0.05 && (b.meas - a.meas) > 3 * std::max(a.meas_spread, b.meas_spread);
-      bool sim_step = b.sim / a.sim - 1 > 0.05;
-      if (!meas_step && !sim_step) continue;
-      double wa = std::isfinite(a.sim_waves) ? a.sim_waves : a.meas_waves,
-             wb = std::isfinite(b.sim_waves) ? b.sim_waves : b.meas_waves;
-      bool wave = std::isfinite(wa) && std::isfinite(wb) && std::ceil(wa - 1e-9) != std::ceil(wb - 1e-9);
-      auto& s = rep.steps;
-      s.measured += meas_step, s.predicted += sim_step, s.hits += meas_step && sim_step;
-      (wave ? s.wave_measured : s.align_measured) += meas_step;
-      (wave ? s.wave_predicted : s.align_predicted) += sim_step;
-      (wave ? s.wave_hits : s.align_hits) += meas_step && sim_step;
-      s.list.push_back({{"sweep", a.family},
-                        {"from", a.m->label()},
-                        {"to", b.m->label()},
-                        {"measured_rise_pct", rise * 100},
-                        {"simulated_rise_pct", (b.sim / a.sim - 1) * 100},
-                        {"kind", wave ? "wave" : "other/alignment"},
-                        {"measured_step", meas_step},
-                        {"predicted_step", sim_step}});
-    }
-  }
+  rep.steps = count_steps(rep.points);  // steps over the held-out sweeps (steps.cpp)
   for (const auto& [fam, reasons] : sampled_out)
     for (const auto& why : reasons) rep.notes.push_back(fam + ": some points " + why);
   // Nsight Compute counters side by side (launches matched by kernel and grid, in order)

@@ -64,6 +64,10 @@ struct StepStats {
   std::vector<nlohmann::json> list;
 };
 
+// Steps over the held-out sweeps, on throughput (steps.cpp; kStepDefinition says it in words).
+StepStats count_steps(const std::vector<PointResult>& points);
+extern const char* const kStepDefinition;
+
 struct ValidationOptions {
   bool quick = false;
   unsigned threads = 0;

@@ -189,11 +189,9 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
   } else {
     o << "Not run.\n\n";
   }
-  o << "## Steps\n\nA measured step: a rise over 5% and over 3x the spread between repeats between consecutive points "
-       "of a "
-       "held-out sweep; a predicted step: a simulated rise over 5%. Wave steps (the number of waves changes) are "
-       "counted "
-       "apart from the others (alignment, bank conflicts, divergence).\n\n"
+  o << "## Steps\n\nOn throughput: " << kStepDefinition
+    << " (alignment, bank conflicts, divergence). A model whose time only grows with the work predicts no "
+       "fall and scores no hit (`Steps.AModelWhoseTimeOnlyGrowsWithWorkFindsNoStep`).\n\n"
     << "| | measured | predicted | both | precision | recall |\n|---|---|---|---|---|---|\n";
   auto row = [&](const char* n, size_t m, size_t p, size_t h) {
     o << "| " << n << " | " << m << " | " << p << " | " << h << " | " << (p ? fmt(double(h) / double(p), 3) : "n/a")

@@ -79,9 +79,7 @@ nlohmann::json ValidationReport::to_json() const {
       {"alignment_other",
        {{"measured", steps.align_measured}, {"predicted", steps.align_predicted}, {"hits", steps.align_hits}}},
       {"list", steps.list},
-      {"definition",
-       "a measured step is a rise over 5% and over 3x the spread between repeats between consecutive points of a "
-       "held-out sweep; a predicted step a simulated rise over 5%"}};
+      {"definition", kStepDefinition}};
   j["blind"] = {{"ran", blind_ran},
                 {"hw", blind_hw},
                 {"mape", num(blind_mape)},
