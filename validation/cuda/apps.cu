@@ -111,20 +111,9 @@ int run_apps(const std::vector<std::string>& args) {
   auto want = [&](const char* k) { return only.empty() || only.find(k) != std::string::npos; };
   // --attn_t=LIST: the attention sequence lengths (BH = 64; default 1024,2048,4096); --fp32_k=LIST: a
   // k_sweep of gemm_fp32 at M = N = 1024 over these K (default none; --only=none runs it alone)
-  auto ints = [&](const char* key, const char* def) {
-    std::vector<int> v;
-    std::string s = arg(args, key, def);
-    for (size_t i = 0; i < s.size();) {
-      size_t j = s.find(',', i);
-      if (j == std::string::npos) j = s.size();
-      if (j > i) v.push_back(int(std::strtol(s.substr(i, j - i).c_str(), nullptr, 10)));
-      i = j + 1;
-    }
-    return v;
-  };
-  const std::vector<int> attn_t = ints("attn_t", "1024,2048,4096"), fp32_k = ints("fp32_k", "");
+  const std::vector<int64_t> attn_t = arg_list(args, "attn_t", "1024,2048,4096"), fp32_k = arg_list(args, "fp32_k", "");
   // --flash_bh=LIST: flash attention alone at T = 2048 with these many heads (variant flash_bh)
-  const std::vector<int> flash_bh = ints("flash_bh", "");
+  const std::vector<int64_t> flash_bh = arg_list(args, "flash_bh", "");
   bool gemm_all = want("gemm") && only.find("gemm_") == std::string::npos;
   if (g.quick) {  // selftest / memcheck: small shapes through every code path (VEC 8, 4, 2, 1)
     gemm_point(512, 512, 512, "quick");
@@ -141,16 +130,18 @@ int run_apps(const std::vector<std::string>& args) {
   }
   // --only=fresh (b42, the first first-shot batch): application shapes no earlier batch measured, chosen
   // before the model was run on any of them (docs/validation.md compares the model's prediction committed
-  // with the data, then the current one). With --ncu=1, one launch of each (Nsight Compute). Variant "fresh" for the GEMMs; softmax, elementwise and attention
-  // keep their own variant names (the shapes are new).
+  // with the data, then the current one). With --ncu=1, one launch of each (Nsight Compute). Variant "fresh" for the
+  // GEMMs; softmax, elementwise and attention keep their own variant names (the shapes are new).
   if (only == "fresh") {
     const int gemms[][3] = {{2048, 2048, 2048}, {3072, 3072, 3072}, {1024, 4096, 4096}, {4096, 1024, 2048},
                             {6144, 3072, 1024}, {768, 768, 8192},   {3000, 3000, 1000}, {1536, 2560, 3072},
                             {512, 8192, 2048},  {2052, 2052, 2052}};
     for (const auto& s : gemms) gemm_point(s[0], s[1], s[2], "fresh");
-    for (const auto& s : {std::array<int, 3>{768, 768, 2048}, {1024, 512, 1024}}) gemm_fp32_point(s[0], s[1], s[2], "fresh");
+    for (const auto& s : {std::array<int, 3>{768, 768, 2048}, {1024, 512, 1024}})
+      gemm_fp32_point(s[0], s[1], s[2], "fresh");
     gemm_persistent_point(3072, 3072, 2048, "fresh");
-    for (const auto& s : {std::array<int, 2>{8192, 1024}, {2048, 2048}, {16384, 2048}, {1024, 4096}}) softmax_point(s[0], s[1]);
+    for (const auto& s : {std::array<int, 2>{8192, 1024}, {2048, 2048}, {16384, 2048}, {1024, 4096}})
+      softmax_point(s[0], s[1]);
     elementwise_points(size_t(1) << 24);
     elementwise_points(size_t(1) << 26);
     attention_points(32, 1024);
