@@ -88,24 +88,19 @@ FirstShotRecords load_first_shots(const Dataset& data) {
   return rec;
 }
 
-FirstShotSummary first_shot_summary(const ValidationReport& rep, const FirstShotRecords& rec) {
+FirstShotSummary summarize_first_shots(const std::vector<FirstShotError>& errors) {
   FirstShotSummary s;
-  for (const auto& [b, m] : rec.meta) s.batches.push_back(b);
   struct Acc {
     std::vector<Err> first, current, blind;
   };
   std::map<std::pair<std::string, std::string>, Acc> acc;
-  for (const auto& p : rep.points) {
-    const FirstShotPoint* fp = rec.find(*p.m);
-    if (!fp || !std::isfinite(fp->simulated) || fp->simulated <= 0 || !(p.meas > 0)) continue;
-    if (p.role == "excluded" && !std::isfinite(p.sim)) continue;
-    Acc& a = acc[{p.m->batch, p.family}];
-    std::string label = p.m->label();
-    a.first.push_back({ape(p.meas, fp->simulated), label});
-    if (std::isfinite(p.sim) && p.sim > 0) a.current.push_back({ape(p.meas, p.sim), label});
-    if (std::isfinite(fp->blind) && fp->blind > 0) a.blind.push_back({ape(p.meas, fp->blind), label});
+  for (const auto& e : errors) {
+    Acc& a = acc[{e.batch, e.family}];
+    a.first.push_back({e.first, e.label});
+    if (std::isfinite(e.current)) a.current.push_back({e.current, e.label});
+    if (std::isfinite(e.blind)) a.blind.push_back({e.blind, e.label});
   }
-  std::vector<double> app_first, app_worst, app_current, app_blind;
+  std::vector<double> app_first, app_current, app_blind;
   for (const auto& [key, a] : acc) {
     FirstShotStats f;
     f.batch = key.first, f.family = key.second;
@@ -116,16 +111,34 @@ FirstShotSummary first_shot_summary(const ValidationReport& rep, const FirstShot
     stats_of(a.current, f.current_mape, f.current_worst);
     stats_of(a.blind, f.blind_mape, f.blind_worst);
     if (f.application) {
-      app_first.push_back(f.first_mape), app_worst.push_back(f.first_worst);
+      app_first.push_back(f.first_mape);
       if (std::isfinite(f.current_mape)) app_current.push_back(f.current_mape);
       if (std::isfinite(f.blind_mape)) app_blind.push_back(f.blind_mape);
       if (!(f.first_worst <= s.app_first_worst)) s.app_first_worst = f.first_worst, s.app_worst_point = f.worst_point;
     }
+    if (std::find(s.batches.begin(), s.batches.end(), f.batch) == s.batches.end()) s.batches.push_back(f.batch);
     s.families.push_back(f);
   }
   if (!app_first.empty()) s.app_first_mape = mean(app_first);
   if (!app_current.empty()) s.app_current_mape = mean(app_current);
   if (!app_blind.empty()) s.app_blind_mape = mean(app_blind);
+  return s;
+}
+
+FirstShotSummary first_shot_summary(const ValidationReport& rep, const FirstShotRecords& rec) {
+  std::vector<FirstShotError> errors;
+  for (const auto& p : rep.points) {
+    const FirstShotPoint* fp = rec.find(*p.m);
+    if (!fp || !std::isfinite(fp->simulated) || fp->simulated <= 0 || !(p.meas > 0)) continue;
+    if (p.role == "excluded" && !std::isfinite(p.sim)) continue;
+    FirstShotError e{p.m->batch, p.family, p.m->label(), ape(p.meas, fp->simulated)};
+    if (std::isfinite(p.sim) && p.sim > 0) e.current = ape(p.meas, p.sim);
+    if (std::isfinite(fp->blind) && fp->blind > 0) e.blind = ape(p.meas, fp->blind);
+    errors.push_back(e);
+  }
+  FirstShotSummary s = summarize_first_shots(errors);
+  s.batches.clear();
+  for (const auto& [b, m] : rec.meta) s.batches.push_back(b);  // every record, simulated here or not
   return s;
 }
 

@@ -59,6 +59,15 @@ struct FirstShotSummary {
 };
 FirstShotSummary first_shot_summary(const ValidationReport& rep, const FirstShotRecords& rec);
 
+// One point's absolute errors on throughput, percent: first shot, current and blind first shot (NaN
+// where there is none). summarize_first_shots groups them per batch and family, and weighs the
+// application families equally for the headline; both the report and a record's CSV go through it.
+struct FirstShotError {
+  std::string batch, family, label;
+  double first = std::nan(""), current = std::nan(""), blind = std::nan("");
+};
+FirstShotSummary summarize_first_shots(const std::vector<FirstShotError>& errors);
+
 // Writes BATCH/first_shot.csv and first_shot.json under `data_dir` from a report of that batch's
 // points (validate() on the batch alone). Throws InputError when the batch already has a record.
 // `provenance`: commit, dirty flag, date, command (cli/cmd_validate.cpp fills it).

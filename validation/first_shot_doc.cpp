@@ -3,7 +3,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "validation/calibrate.hpp"
@@ -21,30 +20,14 @@ std::string pct(double v) { return std::isfinite(v) ? fmt(v, 3) + "%" : "n/a"; }
 
 // Per family, from a record's CSV alone: measured against the recorded simulation.
 FirstShotSummary summary_of_csv(const CsvTable& t, const std::string& batch) {
-  std::map<std::string, std::vector<std::pair<double, std::string>>> fam;
+  std::vector<FirstShotError> errors;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     auto meas = t.number(r, "measured"), sim = t.number(r, "simulated");
     if (!meas || !sim || *meas <= 0 || *sim <= 0) continue;
-    fam[t.get(r, "family")].push_back({std::fabs(*meas / *sim - 1) * 100, t.get(r, "label")});
+    errors.push_back({batch, t.get(r, "family"), t.get(r, "label"), std::fabs(*meas / *sim - 1) * 100});
   }
-  FirstShotSummary s;
+  FirstShotSummary s = summarize_first_shots(errors);
   s.batches = {batch};
-  std::vector<double> app;
-  for (const auto& [name, v] : fam) {
-    FirstShotStats f;
-    f.batch = batch, f.family = name, f.application = !is_microbenchmark(name), f.points = v.size();
-    std::vector<double> ae;
-    for (const auto& e : v) ae.push_back(e.first);
-    f.first_mape = mean(ae);
-    auto w = std::max_element(v.begin(), v.end());
-    f.first_worst = w->first, f.worst_point = w->second;
-    if (f.application) {
-      app.push_back(f.first_mape);
-      if (!(f.first_worst <= s.app_first_worst)) s.app_first_worst = f.first_worst, s.app_worst_point = f.worst_point;
-    }
-    s.families.push_back(f);
-  }
-  if (!app.empty()) s.app_first_mape = mean(app);
   return s;
 }
 }  // namespace
