@@ -171,7 +171,7 @@ TEST(ConfigEdit, OneLineFromTwoSourcesCitesEachOnce) {
 }
 
 TEST(ConfigEdit, RefusesAnInheritedKey) {
-  EXPECT_THROW(edit_config_text(kSrc + "/hw_configs/h200-blind.yaml", {{"sm.count", "1", ""}}), InputError);
+  EXPECT_THROW(edit_config_text(kSrc + "/hw_configs/h100-sxm.yaml", {{"sm.count", "1", ""}}), InputError);
 }
 
 // Every batch folder is read (natural order), and a file that does not parse is skipped and listed
