@@ -144,6 +144,12 @@ class BandwidthServer {
     return next_free_;
   }
   Tick next_free() const { return next_free_; }
+  // Queues `extra` ticks of work at `now` behind what is queued (sampled simulation: the traffic of
+  // skipped work that no one waits for, such as write-backs).
+  void queue(Tick now, Tick extra) {
+    next_free_ = (next_free_ > now ? next_free_ : now) + extra;
+    busy_ += extra;
+  }
   Tick busy_ticks() const { return busy_; }
   Tick queue_delay_ticks() const { return queue_delay_; }
   double bytes_per_ns() const { return 1000.0 / ps_per_byte_; }

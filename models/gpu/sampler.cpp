@@ -80,6 +80,18 @@ double Sampler::residual(double a, double b, double floor) {
   return m <= floor ? 0.0 : std::abs(a - b) / m;
 }
 
+bool Sampler::requests_pile_up(const mem::GpuMemorySystem::Queues& from, const mem::GpuMemorySystem::Queues& to,
+                               double tolerance) {
+  if (to.requests_in_flight <= from.requests_in_flight) return false;
+  double issued = double(to.requests_issued - from.requests_issued);
+  return double(to.requests_in_flight - from.requests_in_flight) > tolerance * std::max(1.0, issued);
+}
+
+double Sampler::backlog_rate(const mem::GpuMemorySystem::Queues& from, const mem::GpuMemorySystem::Queues& to) {
+  if (to.now <= from.now) return 0;
+  return (double(to.hbm_backlog) - double(from.hbm_backlog)) / double(to.now - from.now);
+}
+
 std::vector<uint64_t> Sampler::snapshot(uint64_t cycle) {
   for (Sm* sm : sms_) sm->flush_residency(cycle);
   std::vector<uint64_t> v(counters_.size());
@@ -156,6 +168,7 @@ void Sampler::check_loop(uint64_t cycle) {
     window_counters_ = snapshot(cycle);
     window_cycle_ = cycle;
     window_l2_valid_ = memory_.l2_occupancy().valid;
+    window_queues_ = memory_.queues();
     window_open_ = true;
   };
   if (!window_open_) return open();
@@ -190,13 +203,21 @@ void Sampler::check_loop(uint64_t cycle) {
   const double mean_dram = double(dram_bytes(now) - dram_bytes(steady_counters_)) / steady_iters;
   const double dram_res = prev_dram_ >= 0 ? residual(mean_dram, prev_dram_, 32.0) : 1.0;
   const double res = std::max(rate_res, dram_res);
+  // The HBM's backlog: level, or growing at the previous window's rate (posted write-backs).
+  const mem::GpuMemorySystem::Queues queues = memory_.queues();
+  const double queue_rate = backlog_rate(window_queues_, queues);
+  const bool queue_steady = !requests_pile_up(window_queues_, queues, policy_.tolerance) &&
+                            (queue_rate <= policy_.tolerance ||
+                             (prev_rate_ > 0 && std::abs(queue_rate - prev_queue_rate_) <= policy_.tolerance));
   log_->debug(
-      "window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} steady mean={:.1f} prev={:.1f} residual={:.4f} live={}",
-      cycle, rate, prev_rate_, dram, mean_dram, prev_dram_, res, live_);
-  if (rate_res <= policy_.tolerance && dram_res <= policy_.dram_tolerance) {
+      "window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} steady mean={:.1f} prev={:.1f} residual={:.4f} "
+      "hbm backlog rate={:.4f} prev={:.4f} requests in flight={} (window open: {}) live={}",
+      cycle, rate, prev_rate_, dram, mean_dram, prev_dram_, res, queue_rate, prev_queue_rate_,
+      queues.requests_in_flight, window_queues_.requests_in_flight, live_);
+  if (rate_res <= policy_.tolerance && dram_res <= policy_.dram_tolerance && queue_steady) {
     double growth = double(int64_t(memory_.l2_occupancy().valid) - int64_t(window_l2_valid_)) /
                     double(std::max<uint64_t>(1, cycle - window_cycle_));
-    return loop_epoch(cycle, rate, res, growth);
+    return loop_epoch(cycle, rate, res, growth, queue_rate > policy_.tolerance ? queue_rate : 0.0);
   }
   // Two windows that disagree: the next one is twice as long (up to a bound), so that traffic that
   // comes in bursts longer than a window (CTAs that share lines in the L2 fetch them in turns)
@@ -204,10 +225,11 @@ void Sampler::check_loop(uint64_t cycle) {
   if (prev_rate_ > 0) window_len_ = std::min<uint32_t>(window_len_ * 2, policy_.window_iterations_max);
   prev_rate_ = rate;
   prev_dram_ = mean_dram;
+  prev_queue_rate_ = queue_rate;
   open();
 }
 
-void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double growth) {
+void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate) {
   const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
   // the time every CTA can skip: the least, over CTAs, of its skippable iterations times its period
   double span = -1;
@@ -246,6 +268,11 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
   if (skipped == 0) return;
   // the machine runs `rate` iterations a cycle in this steady state
   uint64_t cycles = uint64_t(std::llround(double(skipped) / rate));
+  // the backlog the skipped time would have queued on the HBM, at the window's rate
+  if (queue_rate > 0 && cycle > window_cycle_) {
+    double ticks_per_cycle = double(memory_.queues().now - window_queues_.now) / double(cycle - window_cycle_);
+    memory_.queue_hbm(Tick(std::llround(queue_rate * double(cycles) * ticks_per_cycle)));
+  }
   // the counters at their mean rate over the steady period (its timing agreed window to window)
   extrapolate(steady_counters_, now, cycles, cycle - steady_cycle_);
   offset_ += cycles;
@@ -284,9 +311,11 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
 uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle) {
   if (!active_ || next % slots_ != 0) return 0;
   mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
-  marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty});
+  marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty, memory_.queues()});
   size_t k = marks_.size() - 1;
-  log_->debug("mark {} next={} real={} valid={} dirty={}", k, next, marks_[k].real_cycle, occ.valid, occ.dirty);
+  log_->debug("mark {} next={} real={} valid={} dirty={} hbm backlog={} ns, requests in flight {}", k, next,
+              marks_[k].real_cycle, occ.valid, occ.dirty, marks_[k].queues.hbm_backlog / kTicksPerNs,
+              marks_[k].queues.requests_in_flight);
   if (k < 2) return 0;
   const Mark &a = marks_[k - 2], &b = marks_[k - 1], &c = marks_[k];
   uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;
@@ -296,6 +325,14 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
   double res = std::max(residual(double(t1), double(t2), 0), residual(d1, d2, 32.0 * double(slots_)));
   uint64_t full = remaining / slots_;
   if (res > policy_.tolerance || full < 2) return 0;
+  // The HBM's backlog per turnover: level, or growing by the same amount each turnover (posted
+  // write-backs queue up behind a saturated HBM); the skipped turnovers leave theirs queued.
+  const double span_ticks = double(c.queues.now - b.queues.now);
+  const double q1 = double(b.queues.hbm_backlog) - double(a.queues.hbm_backlog),
+               q2 = double(c.queues.hbm_backlog) - double(b.queues.hbm_backlog);
+  const bool growing = q2 > policy_.tolerance * span_ticks;
+  if (growing && std::abs(q2 - q1) > policy_.tolerance * span_ticks) return 0;
+  if (requests_pile_up(b.queues, c.queues, policy_.tolerance)) return 0;
   uint64_t w = full - 1;  // the last full turnover and the partial one are simulated
   // An L2 still filling (more lines valid after each turnover) is skipped only until it is full, and
   // the lines the skipped turnovers would have left are put in it as placeholders (dirty as theirs).
@@ -307,6 +344,7 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
     memory_.fill_l2_placeholders(w * uint64_t(grow), w * uint64_t(std::max<int64_t>(0, grow_dirty)));
   }
   extrapolate(b.counters, c.counters, w, 1);
+  if (growing) memory_.queue_hbm(Tick(w * uint64_t(q2)));
   offset_ += w * t2;
   error_cycles_ += res * double(w * t2);
   rep_.skipped_ctas += w * slots_;

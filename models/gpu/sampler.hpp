@@ -24,11 +24,8 @@
 #include <vector>
 
 #include "kernels_ir/exec/program.hpp"
+#include "models/mem/memory_system.hpp"
 #include "sim/simulation.hpp"
-
-namespace gtsim::mem {
-class GpuMemorySystem;
-}
 
 namespace gtsim::gpu {
 
@@ -112,12 +109,24 @@ class Sampler {
     uint64_t real_cycle = 0;
     std::vector<uint64_t> counters;
     uint64_t l2_valid = 0, l2_dirty = 0;
+    mem::GpuMemorySystem::Queues queues;
   };
   uint64_t dram_bytes(const std::vector<uint64_t>& v) const;
   // Relative difference of two figures of the same kind (0 when both are negligible).
   static double residual(double a, double b, double floor);
+  // How fast the HBM's backlog grew from `from` to `to`: ticks of backlog per tick of simulated time
+  // (negative when it drains). Posted write-backs that the SMs never wait for can queue up faster
+  // than the HBM drains them, at a steady rate; a skip over such a state must leave behind the
+  // backlog the skipped work would have queued (the launch ends only when the HBM has drained it).
+  // A growth that is not steady (the two windows or turnovers differ) is no steady state.
+  // Whether the requests in flight grew from `from` to `to` by more than `tolerance` of the requests
+  // issued between them: queues somewhere in the memory system (a slice, a link, the HBM) fill with
+  // posted stores faster than they drain, and the counters at the HBM lag what the SMs did.
+  static bool requests_pile_up(const mem::GpuMemorySystem::Queues& from, const mem::GpuMemorySystem::Queues& to,
+                               double tolerance);
+  static double backlog_rate(const mem::GpuMemorySystem::Queues& from, const mem::GpuMemorySystem::Queues& to);
   void check_loop(uint64_t cycle);
-  void loop_epoch(uint64_t cycle, double rate, double residual, double growth);
+  void loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate);
   std::vector<uint64_t> snapshot(uint64_t cycle);
   // counter += (to - from) * num / den for every counter
   void extrapolate(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to, uint64_t num, uint64_t den);
@@ -146,8 +155,10 @@ class Sampler {
   uint64_t window_cycle_ = 0;
   std::vector<uint64_t> window_counters_;
   uint64_t window_l2_valid_ = 0;
-  uint32_t window_len_ = 4;  // iterations per CTA of the current window
-  double prev_rate_ = 0;     // the previous window's iterations per cycle
+  mem::GpuMemorySystem::Queues window_queues_;
+  double prev_queue_rate_ = 0;  // the previous window's backlog_rate
+  uint32_t window_len_ = 4;     // iterations per CTA of the current window
+  double prev_rate_ = 0;        // the previous window's iterations per cycle
   double prev_dram_ = 0;  // DRAM bytes per iteration over the steady period at the previous window's close (< 0: none)
   // the steady period: the windows since the timing last disagreed (counters and cycle at its start)
   std::vector<uint64_t> steady_counters_;

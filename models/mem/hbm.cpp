@@ -46,6 +46,8 @@ class BandwidthServerHbm final : public HbmModel {
         rate_(s.bandwidth_gbps),
         mix_overhead_(s.mixed_traffic_overhead) {}
   double peak_bytes_per_ns() const override { return rate_; }
+  Tick backlog(Tick now) const override { return server_.next_free() > now ? server_.next_free() - now : 0; }
+  void queue(Tick now, Tick extra) override { server_.queue(now, extra); }
 
  protected:
   Tick serve(Tick arrival, uint64_t, uint32_t bytes, bool write, double& ahead) override {

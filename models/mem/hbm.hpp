@@ -28,6 +28,11 @@ class HbmModel {
   uint64_t write_bytes() const { return write_bytes_.value(); }
   // Peak rate used for dram__throughput (bytes per ns).
   virtual double peak_bytes_per_ns() const = 0;
+  // The work queued at `now`: how long, on average over its data buses, until each is free (0 when
+  // idle). Writes are counted at arrival, so a backlog that grows is traffic not yet paid for in time.
+  virtual Tick backlog(Tick now) const = 0;
+  // Adds `extra` to every bus's backlog (sampled simulation: what skipped work left queued).
+  virtual void queue(Tick now, Tick extra) = 0;
 
  protected:
   // Returns the completion tick and the bytes that were queued ahead of this access on its server.
@@ -38,8 +43,8 @@ class HbmModel {
   Counter& write_bytes_;
   Counter& reads_;
   Counter& writes_;
-  Histogram& read_latency_ns_;   // loaded latency: arrival at HBM to data back at L2
-  Histogram& queue_bytes_;       // bytes queued ahead of each access (queue occupancy)
+  Histogram& read_latency_ns_;  // loaded latency: arrival at HBM to data back at L2
+  Histogram& queue_bytes_;      // bytes queued ahead of each access (queue occupancy)
 };
 
 using HbmFactory = std::function<std::unique_ptr<HbmModel>(const HbmSpecs&, StatGroup&)>;

@@ -32,6 +32,14 @@ class BankedHbm final : public HbmModel {
     chunks_per_row_ = std::max<uint64_t>(1, spec_.row_bytes / spec_.interleave_bytes);
   }
   double peak_bytes_per_ns() const override { return peak_; }
+  Tick backlog(Tick now) const override {
+    Tick sum = 0;
+    for (const BandwidthServer& b : buses_) sum += b.next_free() > now ? b.next_free() - now : 0;
+    return buses_.empty() ? 0 : sum / Tick(buses_.size());
+  }
+  void queue(Tick now, Tick extra) override {
+    for (BandwidthServer& b : buses_) b.queue(now, extra);
+  }
 
  protected:
   Tick serve(Tick arrival, uint64_t addr, uint32_t bytes, bool, double& ahead) override {

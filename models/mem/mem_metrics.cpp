@@ -32,6 +32,11 @@ MemCounters::MemCounters(StatGroup& g)
       l2_slice_queue_ns(
           g.child("l2").histogram("slice_queue_ns", "wait for the slice's bandwidth server", "ns", 10, 64)) {}
 
+GpuMemorySystem::Queues MemorySystemImpl::queues() const {
+  return {sim_.now(), hbm_->backlog(sim_.now()), requests_in_flight(),
+          c_.ld_requests.value() + c_.st_requests.value() + c_.atom_requests.value()};
+}
+
 GpuMemorySystem::Totals MemorySystemImpl::totals() const {
   Totals t;
   t.dram_read_bytes = hbm_->read_bytes();

@@ -66,6 +66,19 @@ class GpuMemorySystem {
   };
   virtual L2Occupancy l2_occupancy() const = 0;
   virtual void fill_l2_placeholders(uint64_t lines, uint64_t dirty) = 0;
+  // The memory system's queues now (sampled simulation): the simulation's tick, the work queued on
+  // the HBM's buses (HbmModel::backlog), the requests in flight (issued, not yet complete) and the
+  // global requests issued so far. A steady state keeps its requests in flight level; its HBM
+  // backlog level, or growing at a steady rate (posted write-backs that no SM waits for): then a
+  // skip must leave behind the backlog the skipped work would have queued.
+  struct Queues {
+    Tick now = 0, hbm_backlog = 0;
+    uint64_t requests_in_flight = 0, requests_issued = 0;
+  };
+  virtual Queues queues() const = 0;
+  // Lengthens the HBM's backlog by `extra` ticks: the queued traffic (posted write-backs) of work a
+  // skip fast-forwarded, which the HBM must still drain.
+  virtual void queue_hbm(Tick extra) = 0;
 
   // Issues a global memory instruction (kLdGlobal, kStGlobal, kAtomGlobal, kCpAsync) of SM
   // `sm` at tick `now`. responder->on_mem_complete(token, t) is called exactly once, at t >= now.

@@ -94,6 +94,8 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override;
   L2Occupancy l2_occupancy() const override;
   void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
+  Queues queues() const override;
+  void queue_hbm(Tick extra) override { hbm_->queue(sim_.now(), extra); }
   IssueInfo issue(uint32_t sm, const ir::DynInst& inst, Tick now, MemResponder* responder, uint64_t token) override;
   Totals totals() const override;
   void add_metrics(nlohmann::json& metrics, const Totals& since) const override;

@@ -1,8 +1,7 @@
 // A sectored, set-associative tag array with LRU replacement, shared by the L1 and the L2
-// slices. Lines carry per-sector valid and dirty bits, an LRU stamp (kept apart, with the tags), the tick at which their
-// fill arrives (L2: later hits wait for it), and an MSHR id while a fill is in flight (L1).
-// The caller chooses the set (L1: line modulo sets; L2: a hash), so the full line address is
-// kept as the tag.
+// slices. Lines carry per-sector valid and dirty bits, an LRU stamp (kept apart, with the tags), the tick at which
+// their fill arrives (L2: later hits wait for it), and an MSHR id while a fill is in flight (L1). The caller chooses
+// the set (L1: line modulo sets; L2: a hash), so the full line address is kept as the tag.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +15,10 @@ namespace gtsim::mem {
 struct TagLine {
   static constexpr uint64_t kInvalid = ~0ull;
   uint64_t line = kInvalid;
-  Tick ready = 0;           // fill arrival tick (sectors are valid from then on)
-  uint32_t valid = 0;       // sector mask
-  uint32_t dirty = 0;       // sector mask (write-back caches)
-  uint32_t mshr = 0;        // 0: none; else MSHR index + 1 (fill in flight)
+  Tick ready = 0;      // fill arrival tick (sectors are valid from then on)
+  uint32_t valid = 0;  // sector mask
+  uint32_t dirty = 0;  // sector mask (write-back caches)
+  uint32_t mshr = 0;   // 0: none; else MSHR index + 1 (fill in flight)
   bool present() const { return line != kInvalid; }
 };
 
