@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
 #include "validation/calibrate.hpp"
+#include "validation/inputs_fingerprint.hpp"
 #include "validation/validate.hpp"
 
 namespace gtsim::cli {
@@ -121,6 +122,9 @@ Runner add_validate(CLI::App& app) {
       data = validation::only_batch(data, o->first_shot);
       origin = provenance(o->data, o->hw, o->first_shot);
     }
+    // the inputs the document is written from, taken before the run (its folder's parent is the tree)
+    std::string fingerprint =
+        o->doc.empty() ? "" : validation::inputs_fingerprint(fs::absolute(o->doc).parent_path().parent_path());
     std::string kdir = o->kernels.empty() ? validation::find_kernels_dir(o->data) : o->kernels;
     validation::ValidationOptions opt;
     opt.quick = o->quick;
@@ -151,7 +155,7 @@ Runner add_validate(CLI::App& app) {
     }
     if (!o->doc.empty()) {
       std::string png = o->plot.empty() ? "" : fs::relative(o->plot, fs::path(o->doc).parent_path()).string();
-      write_output(o->doc, validation::validation_markdown(rep, cal, png));
+      write_output(o->doc, validation::validation_markdown(rep, cal, png, fingerprint));
     }
     if (o->write_bands) {
       // per family (validation.family_error.NAME.pct.FAMILY, the keys the config has): what `gtsim run` prints

@@ -115,9 +115,10 @@ struct ValidationReport {
 ValidationReport validate(const std::string& hw_path, const Dataset& data, const std::string& kernels_dir,
                           const ValidationOptions& opt = {});
 
-// docs/validation.md and the scatter plot (gnuplot when installed; skipped otherwise).
+// docs/validation.md and the scatter plot (gnuplot when installed; skipped otherwise). `fingerprint`:
+// inputs_fingerprint of the tree it was written from (validation/inputs_fingerprint.hpp), or "".
 std::string validation_markdown(const ValidationReport& r, const nlohmann::json& calibration_json,
-                                const std::string& plot_png);
+                                const std::string& plot_png, const std::string& fingerprint = "");
 bool write_scatter_plot(const ValidationReport& r, const std::string& png_path, std::string& message);
 
 // Writes `band` into validation.error_band_pct of a config (line edit, comment citing the source).

@@ -23,12 +23,18 @@ std::string jnum(const nlohmann::json& j, int sig = 4) {
 }
 }  // namespace
 
-std::string validation_markdown(const ValidationReport& r, const nlohmann::json& cal, const std::string& plot_png) {
+std::string validation_markdown(const ValidationReport& r, const nlohmann::json& cal, const std::string& plot_png,
+                                const std::string& fingerprint) {
   std::ostringstream o;
   o << "# Validation: gtsim against " << r.device_name << "\n\n"
     << "Written by `gtsim validate --hw " << r.hw << " --data " << r.data
     << " --out-doc docs/validation.md` (do not edit by hand; rerun it). The measured data under `" << r.data
     << "` was committed before any comparison with the simulator.\n\n";
+  if (!fingerprint.empty())
+    o << "Inputs fingerprint: `" << fingerprint
+      << "` (FNV-1a of every file under sim/, models/, kernels_ir/, hw_configs/ and validation/ but "
+         "validation/cuda/, when this page was written; the test `ValidationDoc.IsNotStale` fails when the "
+         "committed tree gives another, and this page must be written again).\n\n";
   o << "## Headline\n\n";
   o << "| figure | value | target |\n|---|---|---|\n";
   o << "| development-set MAPE on throughput (" << r.heldout_kind

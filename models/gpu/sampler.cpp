@@ -262,6 +262,7 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
     skipped += uint64_t(n);
   }
   warm(streams);
+  log_->debug("loop epoch c={}: every CTA skips {:.0f} cycles' worth, {} iterations in all", cycle, span, skipped);
   std::vector<uint64_t> now = snapshot(cycle);
   window_open_ = false;
   prev_rate_ = prev_dram_ = 0;
