@@ -1,4 +1,4 @@
-// gtsim validate: every measured point against the model; held-out accuracy per kernel family,
+// gtsim validate: every measured point against the model; development-set accuracy per kernel family,
 // steps, twin fidelity, Nsight Compute counters side by side, the blind config's error.
 #include <cmath>
 #include <cstdio>
@@ -100,7 +100,7 @@ Runner add_validate(CLI::App& app) {
   app.add_flag("--sparse", o->sparse,
                "fewer points of the long GEMM and flash attention sweeps (as the CI accuracy test)");
   app.add_flag("--write-error-bands", o->write_bands,
-               "write the held-out MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
+               "write the development-set MAPE into --hw's validation.error_band_pct and the blind MAPE into the A100 and "
                "H100 configs");
   auto limits = add_limit_options(app);
   return [o, limits]() {
@@ -167,14 +167,14 @@ Runner add_validate(CLI::App& app) {
       if (std::isfinite(rep.heldout_mape))
         validation::write_error_band(
             o->hw, rep.heldout_mape,
-            "held-out MAPE on the H200 (" + rep.heldout_kind + "), gtsim validate; docs/validation.md");
+            "development-set MAPE on the H200 (" + rep.heldout_kind + "), gtsim validate; docs/validation.md");
       if (rep.blind_ran && std::isfinite(rep.blind_mape))
         for (const char* f : {"a100-40gb.yaml", "a100-80gb.yaml", "h100-sxm.yaml"})
           if (fs::exists(dir / f)) {
             try {
               validation::write_error_band(
                   (dir / f).string(), rep.blind_mape,
-                  "blind-config held-out MAPE on the H200 (h200-blind.yaml), gtsim validate; docs/validation.md");
+                  "blind-config development-set MAPE on the H200 (h200-blind.yaml), gtsim validate; docs/validation.md");
             } catch (const std::exception& e) {  // inherited through base: (a100-80gb from a100-40gb)
               if (o->json != "-") std::cout << "error band not written into " << f << ": " << e.what() << "\n";
             }

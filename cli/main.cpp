@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       "row per point",
       cli::add_sweep);
   reg("merge", "join the shard files of gtsim sweep --shard I/N into the CSV one sweep writes", cli::add_merge);
-  reg("validate", "compare the model with every measured point: held-out accuracy per family, steps, twin fidelity",
+  reg("validate", "compare the model with every measured point: development-set and first-shot accuracy per family, steps, twin fidelity",
       cli::add_validate);
 
   try {
