@@ -66,7 +66,7 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
   return program;
 }
 
-nlohmann::json validation_label(const ConfigNode& hw, const std::string& family) {
+nlohmann::json validation_label(const ConfigNode& hw, const std::string& family, const std::vector<std::string>& sets) {
   nlohmann::json j = {{"status", "unknown"}, {"error_band_pct", nullptr}};
   if (!family.empty()) j["family"] = family, j["family_error_pct"] = nullptr;
   if (const ConfigNode* v = hw.find("validation")) {
@@ -81,6 +81,16 @@ nlohmann::json validation_label(const ConfigNode& hw, const std::string& family)
       j["family_error_pct"] = t->at("pct").param<double>(family).get();
       j["family_error_source"] = t->param<std::string>("source").or_default("gtsim validate");
     }
+  }
+  std::string changed;
+  for (const std::string& s : sets)
+    if (s.rfind("validation.", 0) != 0) changed += (changed.empty() ? "--set " : ", --set ") + s;
+  if (!changed.empty()) {  // not the machine the figures were measured for
+    j["derived_from"] = j["status"];
+    j["status"] = "derived";
+    j["derived_by"] = changed;
+    j["error_band_pct"] = nullptr;
+    if (!family.empty()) j["family_error_pct"] = nullptr, j.erase("family_error_source");
   }
   return j;
 }

@@ -35,7 +35,11 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
 // The config's validation section: its status, its overall error band and, for a kernel `family`
 // (validation::kernel_family), that family's own error (validation.family_error_pct; null when the
 // family has no measured point on this config).
-nlohmann::json validation_label(const ConfigNode& hw, const std::string& family = "");
+// `sets`: the --set overrides the config was loaded with. One that changes anything but the
+// validation section makes another machine than the one validated: its label says "derived" and
+// carries no error figure.
+nlohmann::json validation_label(const ConfigNode& hw, const std::string& family = "",
+                                const std::vector<std::string>& sets = {});
 
 // The same for a kernel already parsed (a sweep parses once and binds every point).
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,

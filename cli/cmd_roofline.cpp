@@ -32,7 +32,7 @@ Runner add_roofline(CLI::App& app) {
     std::optional<wl::Workload> w;
     if (!o->workload.empty()) w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     auto r = analytic::roofline(*hw, w ? &*w : nullptr, o->ro);
-    r.json["validation"] = validation_label(*hw);
+    r.json["validation"] = validation_label(*hw, "", o->sets);
     if (!o->json.empty()) write_output(o->json, r.json.dump(2) + "\n");
     if (o->json != "-") std::cout << r.text;
     return 0;

@@ -60,7 +60,7 @@ Runner add_run(CLI::App& app) {
     j["l2_start"] = {{"state", o->l2_start}, {"earlier_launches", run.earlier}};
     if (!o->stats) j.erase("stats");
     j["hw_file"] = o->hw;
-    j["validation"] = validation_label(*hw, validation::kernel_family(program->name()));
+    j["validation"] = validation_label(*hw, validation::kernel_family(program->name()), o->sets);
     j["params"] = program->params();
     // Written only now that the simulation succeeded.
     if (!o->resolved.empty()) write_output(o->resolved, resolved_config_text(*hw, o->hw));

@@ -47,7 +47,7 @@ Runner add_waves(CLI::App& app) {
     auto hw = load_hw(o->hw, o->sets);
     analytic::parse_gemm_shape(o->gemm, o->req);
     auto r = analytic::waves(*hw, o->req);
-    r.json["validation"] = validation_label(*hw);
+    r.json["validation"] = validation_label(*hw, "", o->sets);
     emit(o->json, r.json, r.text);
     return 0;
   };
@@ -81,7 +81,7 @@ Runner add_workload(CLI::App& app) {
     o->run.fusion = !o->no_fusion;
     o->run.recompute = !o->no_recompute;
     auto r = analytic::run_workload(*hw, w, o->run);
-    r.json["validation"] = validation_label(*hw);
+    r.json["validation"] = validation_label(*hw, "", o->sets);
     emit(o->json, r.json, r.text);
     return 0;
   };

@@ -50,6 +50,9 @@ std::string format_run_report(const nlohmann::json& j) {
                      v.value("family_error_source", std::string("gtsim validate")) + ")"
                : "; " + fam + ": not validated on this config (no measured point of this family)";
   }
+  if (v.contains("derived_by"))  // --set made another machine than the one validated
+    band = " from a " + v.value("derived_from", std::string("?")) + " config by " + v["derived_by"].get<std::string>() +
+           ": not validated";
   os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << "  [config "
      << v.value("status", "unknown") << band << "]\n";
   std::snprintf(buf, sizeof buf, "  time          %.3f us  (%.0f cycles at %.0f MHz + launch %.2f us)\n",

@@ -230,3 +230,24 @@ TEST(Cli, RunPrintsTheKernelFamilysOwnErrorNeverABlanketBand) {
   EXPECT_NE(first_line(a100.out).find("pointer_chase: not validated"), std::string::npos) << a100.out;
   EXPECT_EQ(first_line(a100.out).find("expected error"), std::string::npos) << a100.out;
 }
+
+// A --set that changes the machine (not just its validation section) makes a machine nobody measured:
+// the label says what it was derived from and by what, and carries no error figure.
+TEST(Cli, RunWithAMachineChangingSetIsDerivedNotValidated) {
+  auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  auto r = gtsim::test::gtsim_cli(
+      "run --hw hw_configs/h200-sxm.yaml --kernel kernels_ir/lib/stream_copy.kir --set l2.size_bytes=1048576");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(
+      first_line(r.out).find("config derived from a calibrated config by --set l2.size_bytes=1048576: not validated"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(first_line(r.out).find("expected error"), std::string::npos) << r.out;
+  auto j = gtsim::test::gtsim_cli(
+      "run --hw hw_configs/h200-sxm.yaml --kernel kernels_ir/lib/stream_copy.kir --set l2.size_bytes=1048576 --json -");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto v = nlohmann::json::parse(j.out)["validation"];
+  EXPECT_EQ(v["status"], "derived");
+  EXPECT_TRUE(v["family_error_pct"].is_null());
+  EXPECT_TRUE(v["error_band_pct"].is_null());
+}
