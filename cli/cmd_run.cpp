@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
 #include "cli/report.hpp"
+#include "cli/trace_output.hpp"
 #include "kernels_ir/ast.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/launch_history.hpp"
@@ -42,10 +43,12 @@ Runner add_run(CLI::App& app) {
                  "buffers, as a benchmark timing cold runs does)")
       ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
   auto limits = add_limit_options(app);
-  return [o, limits]() {
+  auto trace = add_trace_options(app);
+  return [o, limits, trace]() {
     apply_limits(*limits);
     check_output_path(o->json);
     check_output_path(o->resolved);
+    auto timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
     std::shared_ptr<const ir::Kernel> kernel;
     auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);
@@ -54,6 +57,7 @@ Runner add_run(CLI::App& app) {
     gpu::SamplingPolicy sampling;
     sampling.exact = o->exact;
     model.set_sampling(sampling);
+    if (timeline) model.record_timeline(*timeline);
     gpu::LaunchHistory history{gpu::parse_l2_start(o->l2_start)};
     auto run = gpu::run_after_history(model, *kernel, *program, history, gpu::config_l2_bytes(*hw));
     nlohmann::json j = run.result.to_json();
@@ -64,6 +68,7 @@ Runner add_run(CLI::App& app) {
     j["params"] = program->params();
     // Written only now that the simulation succeeded.
     if (!o->resolved.empty()) write_output(o->resolved, resolved_config_text(*hw, o->hw));
+    write_trace(*trace, model.timeline_json());
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
     if (o->json != "-") std::cout << format_run_report(j);
     return 0;

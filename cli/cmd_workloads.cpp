@@ -5,6 +5,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
+#include "cli/trace_output.hpp"
 #include "kernels_ir/graph/workload.hpp"
 #include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
@@ -73,15 +74,18 @@ Runner add_workload(CLI::App& app) {
   app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   auto limits = add_limit_options(app);
-  return [o, limits]() {
+  auto trace = add_trace_options(app);
+  return [o, limits, trace]() {
     apply_limits(*limits);
     check_output_path(o->json);
+    o->run.timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
     auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     o->run.fusion = !o->no_fusion;
     o->run.recompute = !o->no_recompute;
     auto r = analytic::run_workload(*hw, w, o->run);
     r.json["validation"] = validation_label(*hw, "", o->sets);
+    write_trace(*trace, r.timeline);
     emit(o->json, r.json, r.text);
     return 0;
   };

@@ -100,8 +100,8 @@ Measured run_gemm(gpu::GpuModel& m, const WorkloadRunOptions& opt, const ConfigN
                   const ir::BufferPlacement& place) {
   // A batched GEMM runs as one GEMM with the batches stacked along M (same tile count when M is a
   // multiple of the tile; operand B is then shared, which understates its traffic: docs/workloads.md).
-  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile),
-                         GemmSchedule::kDataParallel);
+  GemmPlan p =
+      plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile), GemmSchedule::kDataParallel);
   return run_on(m, *ir::Program::build(gemm_kernel(), gemm_params(p, 0, p.tiles), place));
 }
 
@@ -177,16 +177,21 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
   auto machine = [&] {
     auto m = std::make_unique<gpu::GpuModel>(hw);
     m->set_sampling(sampling);
+    if (opt.timeline) m->record_timeline(*opt.timeline);
     return m;
   };
   auto shared_model = machine();
+  std::vector<nlohmann::json> timelines;  // one per machine (several without carry_l2)
   Placement placement(w);
   wl::LowerOptions lo;
   lo.ctas = int(specs.sm.count) * 8;
   WorkloadReport rep;
   for (const wl::Op* op : w.ops_in_order()) {
     Measured me;
-    if (!opt.carry_l2) shared_model = machine();
+    if (!opt.carry_l2) {
+      if (opt.timeline) timelines.push_back(shared_model->timeline_json());
+      shared_model = machine();
+    }
     ir::BufferPlacement place = place_op(*op, placement);
     switch (op->kind) {
       case wl::OpKind::kMatmul:
@@ -214,6 +219,10 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
     r.fraction_simulated = me.fraction_simulated;
     r.estimated_error_pct = me.estimated_error_pct;
     rep.kernels.push_back(r);
+  }
+  if (opt.timeline) {
+    timelines.push_back(shared_model->timeline_json());
+    rep.timeline = gpu::join_timelines(timelines);
   }
   if (opt.cuda_graph && !rep.kernels.empty()) rep.total_us += specs.launch.overhead_us;  // one graph launch
   for (const auto& k : rep.kernels) rep.total_us += k.time_us, rep.dram_bytes += k.dram_read_bytes + k.dram_write_bytes;

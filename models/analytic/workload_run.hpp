@@ -4,35 +4,37 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kernels_ir/graph/workload.hpp"
+#include "models/gpu/timeline.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::analytic {
 
 struct WorkloadRunOptions {
-  bool fusion = true;        // run the elementwise fusion pass (P5)
-  bool recompute = true;     // honour the ops' `recompute:` policy (P6)
-  bool cuda_graph = false;   // one launch for the whole sequence: no per-kernel launch gaps
-  bool carry_l2 = true;      // false: every kernel on a fresh machine (cold L2), for comparison
-  bool exact = false;        // no sampling (models/gpu/sampler.hpp): every CTA and loop iteration simulated
+  bool fusion = true;       // run the elementwise fusion pass (P5)
+  bool recompute = true;    // honour the ops' `recompute:` policy (P6)
+  bool cuda_graph = false;  // one launch for the whole sequence: no per-kernel launch gaps
+  bool carry_l2 = true;     // false: every kernel on a fresh machine (cold L2), for comparison
+  bool exact = false;       // no sampling (models/gpu/sampler.hpp): every CTA and loop iteration simulated
   std::string gemm_tile = "128x128";
+  std::optional<gpu::TimelineOptions> timeline;  // record a timeline (`--trace`): WorkloadReport::timeline
 };
 
 struct KernelRecord {
   std::string kernel, op, kind;
-  double time_us = 0;        // including its launch overhead (0 in CUDA-graph mode)
-  double share = 0;          // of the workload total
+  double time_us = 0;  // including its launch overhead (0 in CUDA-graph mode)
+  double share = 0;    // of the workload total
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
-  uint64_t min_bytes = 0;    // each input read once + each output written once
+  uint64_t min_bytes = 0;  // each input read once + each output written once
   uint64_t flops = 0;
-  double intensity = 0;      // flops / DRAM bytes moved
-  std::string bound;         // "memory" or "compute": intensity against the machine's ridge point
-  bool sampled = false;      // the engine fast-forwarded part of it (docs/sampling.md)
+  double intensity = 0;  // flops / DRAM bytes moved
+  std::string bound;     // "memory" or "compute": intensity against the machine's ridge point
+  bool sampled = false;  // the engine fast-forwarded part of it (docs/sampling.md)
   double fraction_simulated = 1.0, estimated_error_pct = 0;
   double l2_hit_rate = 0;
 };
@@ -44,6 +46,7 @@ struct WorkloadReport {
   double ridge_flops_per_byte = 0;
   nlohmann::json json;
   std::string text;
+  nlohmann::json timeline;  // Chrome trace-event JSON when WorkloadRunOptions::timeline was set
 };
 
 // Passes (per the options) on a copy, lowering, and simulation.

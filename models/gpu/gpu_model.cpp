@@ -36,6 +36,7 @@ struct GpuModel::Impl {
   std::unique_ptr<CtaScheduler> cta;
   std::vector<std::unique_ptr<Sm>> sms;
   std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<Timeline> timeline;
   NoopHandler noop;
   const ir::Program* running = nullptr;
   bool broken = false;
@@ -146,6 +147,7 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   KernelSnapshot before = KernelSnapshot::take(sim, *memory, sms);
   memory->begin_kernel(occ.l1_bytes);
   uint64_t start = tick_to_cycle(sim.now());
+  if (timeline) timeline->begin_kernel(program.name(), start);
   KernelLaunch launch{&program, program.grid(), program.warps_per_cta()};
   sampler->begin_kernel(program, ctas, occ.ctas_per_sm);  // before the SMs ask for its loop branch
   for (auto& sm : sms) sm->begin_kernel(launch);
@@ -169,6 +171,17 @@ KernelResult GpuModel::Impl::run(const ir::Program& program) {
   KernelResult r = make_kernel_result(in, sim, *memory, sms);
   sampling.estimated_error_pct = r.cycles ? 100.0 * sampling.error_cycles / double(r.cycles) : 0.0;
   r.sampling = sampling;
+  if (timeline) {
+    nlohmann::json args = {{"cycles", r.cycles},
+                           {"time_us", r.time_us},
+                           {"ctas", r.ctas},
+                           {"waves", r.waves},
+                           {"fraction_simulated", sampling.fraction_simulated}};
+    if (sampling.skipped_cycles)
+      args["not_on_this_timeline"] = std::to_string(sampling.skipped_cycles) +
+                                     " cycles fast-forwarded by sampling (docs/sampling.md); --exact shows every cycle";
+    timeline->end_kernel(end, std::move(args));
+  }
   r.sim_wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -183,6 +196,22 @@ void GpuModel::add_source(std::shared_ptr<const ir::Kernel> kernel) {
 }
 
 void GpuModel::set_sampling(const SamplingPolicy& policy) { impl_->sampler->set_policy(policy); }
+
+void GpuModel::record_timeline(const TimelineOptions& opt) {
+  Impl& m = *impl_;
+  mem::GpuMemorySystem* memory = m.memory.get();
+  auto sample = [memory] {
+    mem::GpuMemorySystem::Totals t = memory->totals();
+    mem::GpuMemorySystem::Queues q = memory->queues();
+    return MemorySample{t.l2_sector_hits + t.l2_sector_misses, t.dram_read_bytes, t.dram_write_bytes,
+                        q.requests_in_flight, q.hbm_backlog};
+  };
+  m.timeline = std::make_unique<Timeline>(opt, m.clock, m.specs.sm.count, m.specs.sm.sub_partitions,
+                                          m.specs.sm.max_ctas, sample);
+  for (auto& sm : m.sms) sm->set_timeline(m.timeline.get());
+}
+
+nlohmann::json GpuModel::timeline_json() const { return impl_->timeline ? impl_->timeline->to_json() : nullptr; }
 
 void GpuModel::preload_l2(uint64_t base, uint64_t bytes, bool dirty) { impl_->memory->preload_l2(base, bytes, dirty); }
 

@@ -9,6 +9,7 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "models/gpu/sampler.hpp"
+#include "models/gpu/timeline.hpp"
 #include "sim/config.hpp"
 
 namespace gtsim::ir {
@@ -38,7 +39,7 @@ struct KernelResult {
   uint64_t flops = 0;
   uint64_t events = 0;
   double sim_wall_seconds = 0;
-  SamplingReport sampling;  // how much was simulated and the estimated error of the rest
+  SamplingReport sampling;                            // how much was simulated and the estimated error of the rest
   nlohmann::json metrics = nlohmann::json::object();  // Nsight Compute names where one exists
   nlohmann::json stats = nlohmann::json::object();    // hierarchical stats by component path
   nlohmann::json to_json() const;
@@ -64,6 +65,10 @@ class GpuModel {
   void add_source(std::shared_ptr<const ir::Kernel> kernel);
   // Sampled simulation (on by default; policy.exact turns it off), for the kernels run from now on.
   void set_sampling(const SamplingPolicy& policy);
+  // Records a timeline of the kernels run from now on (models/gpu/timeline.hpp); timeline_json()
+  // is its Chrome trace-event JSON (null when none was asked for).
+  void record_timeline(const TimelineOptions& opt);
+  nlohmann::json timeline_json() const;
 
   struct Impl;
 

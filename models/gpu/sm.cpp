@@ -132,6 +132,7 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
   ++*ctr_[kCtasLaunched];
   *ctr_[kWarpsLaunched] += kernel_.warps_per_cta;
   if (sampler_) sampler_->on_cta_start(id_, slot);
+  if (timeline_) timeline_->cta_begin(id_, slot, linear_id, start_cycle);
   uint16_t wi = 0;
   for (uint32_t k = 0; k < kernel_.warps_per_cta; ++k, ++wi) {
     while (warps_[wi].state != WarpState::kFree) ++wi;
@@ -319,6 +320,10 @@ void Sm::step(uint32_t s, uint64_t c) {
     uint16_t wi = sp.warps[k];
     if (wi != pref) full = try_warp(wi);
   }
+  if (timeline_) {
+    timeline_->poll(c);
+    if (issued) timeline_->issued(id_, s, c);
+  }
   if (issued) {
     ++*ctr_[kIssueActiveCycles];
     earliest = c + 1;  // look again next cycle (cheap: the scan stops at the first warp that can issue)
@@ -338,6 +343,11 @@ void Sm::account_stalls(Warp& w, uint64_t c, uint64_t ready) {
   uint64_t unit = ready > from ? std::min(ready - from, wait - dep) : 0;
   *ctr_[kStallUnitBusy] += unit;
   *ctr_[kStallNotSelected] += wait - dep - unit;
+  if (timeline_) {
+    timeline_->stalled(id_, w.sp, w.dep_mem ? StallKind::kMemory : StallKind::kDependency, w.ready_from, from);
+    timeline_->stalled(id_, w.sp, StallKind::kUnitBusy, from, from + unit);
+    timeline_->stalled(id_, w.sp, StallKind::kNotSelected, from + unit, c);
+  }
 }
 
 void Sm::issue(uint16_t wi, uint64_t c) {
@@ -452,6 +462,7 @@ void Sm::warp_done(uint16_t wi, uint64_t c) {
   cta.used = false;
   --resident_ctas_;
   if (sampler_) sampler_->on_cta_end(id_, w.cta);
+  if (timeline_) timeline_->cta_end(id_, w.cta, c);
   listener_.on_cta_exit(id_, c);
 }
 

@@ -18,9 +18,10 @@
 
 #include "kernels_ir/exec/program.hpp"
 #include "kernels_ir/exec/shared_banks.hpp"
-#include "models/gpu/shared_pipe.hpp"
 #include "models/gpu/sampler.hpp"
+#include "models/gpu/shared_pipe.hpp"
 #include "models/gpu/specs.hpp"
+#include "models/gpu/timeline.hpp"
 #include "models/gpu/warp_scheduler.hpp"
 #include "models/mem/memory_system.hpp"
 #include "sim/simulation.hpp"
@@ -96,6 +97,8 @@ class Sm final : public Component, public mem::MemResponder {
   // residency integrals brought up to `cycle`, and every warp of the CTA in `slot` told to skip `n`
   // iterations of `loop` at its next pass of the loop's increment.
   void set_sampler(Sampler* s) { sampler_ = s; }
+  // Records CTAs, sub-partition states and stalls on a timeline (`--trace`); null: nothing recorded.
+  void set_timeline(Timeline* t) { timeline_ = t; }
   void flush_residency(uint64_t cycle) { note_residency(std::max(cycle, residency_since_)); }
   void skip_cta(uint32_t slot, uint32_t loop, int64_t n);
   // The access streams of the CTA in `slot` for warming the L2 over skipped iterations (one per warp
@@ -224,8 +227,9 @@ class Sm final : public Component, public mem::MemResponder {
   uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;
   uint64_t residency_since_ = 0;
   Sampler* sampler_ = nullptr;
+  Timeline* timeline_ = nullptr;
   uint32_t sample_bra_ = ~0u, sample_loop_ = 0;  // the sampling loop's branch and loop (begin_kernel)
-  bool record_warm_ = false;                      // record global accesses in the sampling loop
+  bool record_warm_ = false;                     // record global accesses in the sampling loop
 };
 
 }  // namespace gtsim::gpu

@@ -117,6 +117,8 @@ void Sm::mbar_op(uint16_t wi, uint64_t c) {
 void Sm::release(uint16_t wi, uint64_t c, SmCounter reason) {
   Warp& w = warps_[wi];
   *ctr_[reason] += c > w.wait_since ? c - w.wait_since : 0;
+  if (timeline_)
+    timeline_->stalled(id_, w.sp, reason == kStallBarrier ? StallKind::kBarrier : StallKind::kMemory, w.wait_since, c);
   w.state = WarpState::kReady;
   w.ready_from = c;
   w.hold_until = c;
