@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake git jq
   libboost-graph-dev libeigen3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  gnuplot-nox
+  gnuplot-nox chromium
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
 )
