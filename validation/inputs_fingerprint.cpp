@@ -32,6 +32,13 @@ bool hidden(const fs::path& rel) {
     if (!part.empty() && part.string()[0] == '.') return true;
   return false;
 }
+// What the page does not depend on: the CUDA twins' sources (the measurements are the data) and the
+// TPU model, its configs and kernels (the page validates the GPU model only).
+bool not_an_input(const std::string& rel) {
+  for (const char* prefix : {"validation/cuda/", "models/tpu/", "hw_configs/tpu-", "kernels_ir/lib/tpu_"})
+    if (rel.rfind(prefix, 0) == 0) return true;
+  return false;
+}
 }  // namespace
 
 std::string inputs_fingerprint(const fs::path& source_root) {
@@ -42,7 +49,7 @@ std::string inputs_fingerprint(const fs::path& source_root) {
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
       if (!e.is_regular_file()) continue;
       fs::path rel = fs::relative(e.path(), source_root);
-      if (hidden(rel) || rel.generic_string().rfind("validation/cuda/", 0) == 0) continue;
+      if (hidden(rel) || not_an_input(rel.generic_string())) continue;
       files.push_back(rel.generic_string());
     }
   }

@@ -9,8 +9,10 @@
 
 namespace gtsim::validation {
 
-// The folders, relative to the source root, whose files decide validate's output. validation/cuda
-// (the twins' CUDA sources: what the GPU ran, not what the model computes) is left out.
+// The folders, relative to the source root, whose files decide validate's output. Left out:
+// validation/cuda (the twins' CUDA sources: what the GPU ran, not what the model computes) and the
+// TPU model, configs and kernels (models/tpu/, hw_configs/tpu-*, kernels_ir/lib/tpu_*: the page
+// validates the GPU model only).
 const std::vector<std::string>& fingerprint_folders();
 
 // FNV-1a (64 bits, hex) over the sorted relative paths and the bytes of every regular file under

@@ -27,8 +27,8 @@ TEST(ValidationDoc, IsNotStale) {
   ASSERT_FALSE(recorded.empty()) << "docs/validation.md records no inputs fingerprint: write it with gtsim validate";
   EXPECT_EQ(recorded, inputs_fingerprint(kSrc))
       << "docs/validation.md is stale: the model, kernels, configs or data changed since it was written. Rerun "
-         "`gtsim validate --hw hw_configs/h200-sxm.yaml --data validation/data/h200 --plot docs/validation.png "
-         "--out-doc docs/validation.md` on a clean checkout";
+         "scripts/validation_page.sh (gtsim calibrate --dry-run, then gtsim validate --write-error-bands "
+         "--out-doc docs/validation.md) on a clean checkout and commit what it writes";
 }
 
 // The fingerprint sees a one-byte change in any input folder, and nothing outside them.
@@ -45,6 +45,15 @@ TEST(ValidationDoc, FingerprintSeesEveryInputAndOnlyThem) {
   EXPECT_EQ(base.size(), 16u);
   write(d / "docs" / "page.md", "words");                  // not an input
   write(d / "validation" / "cuda" / "twin.cu", "kernel");  // the twins' sources are not the model
+  fs::create_directories(d / "models" / "tpu");
+  fs::create_directories(d / "kernels_ir" / "lib");
+  write(d / "models" / "tpu" / "mxu.cpp", "int mxu;");  // the TPU model is not validated here
+  write(d / "hw_configs" / "tpu-v5e.yaml", "target: tpu");
+  write(d / "kernels_ir" / "lib" / "tpu_matmul.kir", "tpu");
+  EXPECT_EQ(inputs_fingerprint(d), base);
+  write(d / "kernels_ir" / "lib" / "gemm.kir", "gpu");  // a GPU kernel is
+  EXPECT_NE(inputs_fingerprint(d), base);
+  fs::remove(d / "kernels_ir" / "lib" / "gemm.kir");
   EXPECT_EQ(inputs_fingerprint(d), base);
   write(d / "models" / "a.cpp", "int a = 2;\n");
   const std::string changed = inputs_fingerprint(d);
