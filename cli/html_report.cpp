@@ -162,7 +162,18 @@ std::string inline_svg(const std::string& svg_text, const std::string& prefix) {
 std::string svg_from(const std::function<void(const std::string& image)>& draw) {
   TempDir dir;
   fs::path image = dir.path / "figure.svg";
-  draw(image.string());
+  {
+    // the writer's "wrote PATH" names a temporary file: not for the user
+    std::ostringstream quiet;
+    std::streambuf* err = std::cerr.rdbuf(quiet.rdbuf());
+    try {
+      draw(image.string());
+    } catch (...) {
+      std::cerr.rdbuf(err);
+      throw;
+    }
+    std::cerr.rdbuf(err);
+  }
   if (!fs::exists(image)) throw std::runtime_error("the figure was not drawn");
   return read_file(image);
 }
