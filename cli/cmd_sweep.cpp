@@ -11,6 +11,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
+#include "cli/plot.hpp"
 #include "cli/sweep.hpp"
 #include "cli/sweep_mpi.hpp"
 #include "kernels_ir/ast.hpp"
@@ -26,7 +27,7 @@ namespace gtsim::cli {
 namespace {
 
 struct SweepOptions {
-  std::string hw, kernel, workload, csv = "-", shard, l2_start = "empty";
+  std::string hw, kernel, workload, csv = "-", shard, l2_start = "empty", plot, plot_y = "tflops";
   std::vector<std::string> params, sets;
   unsigned threads = 1;
   bool exact = false, no_progress = false;
@@ -106,18 +107,28 @@ Runner add_sweep(CLI::App& app) {
   app.add_flag("--no-progress", o->no_progress, "no progress bar on stderr");
   app.add_option("--l2-start", o->l2_start, "what the L2 holds when each launch starts (as gtsim run)")
       ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
+  app.add_option("--plot", o->plot,
+                 "draw the curve to PATH.svg or PATH.png (gnuplot; data and script beside it), each point "
+                 "coloured by the largest power of two dividing the swept value");
+  app.add_option("--plot-y", o->plot_y, "what the plot's y axis shows: tflops (default) or time_us")
+      ->check(CLI::IsMember({"tflops", "time_us"}));
   auto limits = add_limit_options(app);
   return [o, limits]() {
     apply_limits(*limits);
     check_output_path(o->csv);
+    check_plot_path(o->plot);
     if (o->kernel.empty() == o->workload.empty())
       throw InputError(SourcePos{"gtsim sweep"}, "expected one of --kernel FILE or --workload FILE");
     std::vector<SweepAxis> axes;
     for (const auto& p : o->params) axes.push_back(parse_sweep_axis(p));
     std::vector<std::string> names = sweep_param_names(axes);
+    if (!o->plot.empty()) sweep_plot_axis(axes);  // one varying axis, refused before any simulation
     MpiSession mpi = mpi_session();
     if (mpi.size > 1 && !o->shard.empty())
       throw InputError(SourcePos{"--shard " + o->shard}, "under mpirun the ranks are the shards, expected no --shard");
+    if (!o->plot.empty() && (mpi.size > 1 || !o->shard.empty()))
+      throw InputError(SourcePos{"--plot " + o->plot},
+                       "a shard holds part of the curve; plot the whole sweep (no --shard, no mpirun)");
     Shard shard = mpi.size > 1       ? Shard{uint64_t(mpi.rank), uint64_t(mpi.size)}
                   : o->shard.empty() ? Shard{}
                                      : parse_shard(o->shard);
@@ -185,6 +196,12 @@ Runner add_sweep(CLI::App& app) {
     }
     std::string head = shard.count > 1 ? shard_comment(shard, points.size()) : "";
     write_output(o->csv, head + sweep_header(names) + body);
+    if (!o->plot.empty()) {
+      std::string what = o->kernel.empty() ? o->workload : o->kernel;
+      what = what.substr(what.find_last_of('/') + 1);
+      std::string machine = hw0->find("name") ? hw0->at("name").scalar() : o->hw;
+      write_sweep_plot(o->plot, axes, names, rows, o->plot_y, "gtsim sweep: " + what + " on " + machine);
+    }
     return 0;
   };
 }

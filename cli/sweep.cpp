@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/plot.hpp"
 #include "sim/error.hpp"
 
 namespace gtsim::cli {
@@ -35,8 +36,8 @@ const char* const kSweepColumns =
     "kernel,cycles,time_us,waves,tflops,dram_read_bytes,dram_write_bytes,l2_hit_rate,estimated_error_pct,"
     "fraction_simulated";
 
-SweepAxis parse_sweep_axis(const std::string& arg) {
-  std::string where = "--param " + arg;
+SweepAxis parse_sweep_axis(const std::string& arg, const std::string& option) {
+  std::string where = option + " " + arg;
   auto eq = arg.find('=');
   if (eq == std::string::npos || eq == 0) throw bad(where, "expected NAME=START:STOP[:STEP] or NAME=VALUE");
   SweepAxis a;
@@ -204,6 +205,81 @@ std::string merge_shards(const std::vector<std::string>& paths) {
   std::string out = header;
   for (uint64_t pt = 0; pt < total; ++pt) out += by_index[pt % count]->rows[pt / count];
   return out;
+}
+
+size_t sweep_plot_axis(const std::vector<SweepAxis>& axes) {
+  size_t axis = 0, varying = 0;
+  std::string list;
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i].values.size() > 1) {
+      if (varying++ == 0) axis = i;
+      list += (list.empty() ? "" : " and ") + axes[i].arg;
+    }
+  if (varying > 1)
+    throw InputError(SourcePos{"--plot"}, "a plot has one x axis, but " + list +
+                                              " both vary; expected one --param range (the others single values)");
+  return axis;
+}
+
+int64_t largest_pow2_divisor(int64_t n) {
+  if (n <= 0) return 0;
+  return n & -n;
+}
+
+void write_sweep_plot(const std::string& image, const std::vector<SweepAxis>& axes,
+                      const std::vector<std::string>& names, const std::vector<SweepRow>& rows, const std::string& y,
+                      const std::string& title) {
+  const SweepAxis& axis = axes[sweep_plot_axis(axes)];
+  size_t xcol = 0;
+  while (xcol < names.size() && names[xcol] != axis.names.front()) ++xcol;
+  const size_t ycol = names.size() + (y == "time_us" ? 2 : 4);
+  std::string xname;
+  for (const auto& n : axis.names) xname += (xname.empty() ? "" : ",") + n;
+  struct Point {
+    std::string x, y;
+    int k;  // log2 of the largest power of two dividing x (capped: kMaxK groups the larger ones)
+  };
+  constexpr int kMaxK = 12;
+  std::vector<Point> pts;
+  for (const auto& r : rows) {
+    std::string line = r.line;
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    auto cells = split(line, ',');
+    if (cells.size() <= ycol) continue;
+    int64_t x = std::stoll(cells[xcol]), p2 = largest_pow2_divisor(x);
+    int k = 0;
+    while (p2 > 1 && k < kMaxK) p2 >>= 1, ++k;
+    pts.push_back({cells[xcol], cells[ycol], k});
+  }
+  std::ostringstream d;
+  d << "# gtsim sweep --plot: " << xname << ", " << y << ", log2 of the largest power of two dividing " << xname
+    << "\n# block 0: every point in sweep order\n";
+  for (const auto& p : pts) d << p.x << " " << p.y << " " << p.k << "\n";
+  static const char* const kColors[] = {"#d62728", "#ff7f0e", "#bcbd22", "#2ca02c", "#17becf", "#1f77b4", "#9467bd",
+                                        "#e377c2", "#8c564b", "#7f7f7f", "#000000", "#393b79", "#637939"};
+  std::ostringstream g;
+  const std::string data = gp_str(plot_data_ref(image));
+  g << "set title " << gp_str(title) << " noenhanced\n"
+    << "set xlabel " << gp_str(xname) << " noenhanced\n"
+    << "set ylabel " << gp_str(y == "time_us" ? "simulated time (us)" : "simulated throughput (TFLOP/s)") << "\n"
+    << "set grid\nset key outside right top title " << gp_str("largest 2^k dividing " + xname)
+    << " noenhanced\nset yrange [0:*]\n"
+    << "plot " << data << " index 0 using 1:2 with lines lc rgb '#c0c0c0' notitle";
+  int block = 1;
+  for (int k = 0; k <= kMaxK; ++k) {
+    bool any = false;
+    for (const auto& p : pts) any = any || p.k == k;
+    if (!any) continue;
+    d << "\n\n# block " << block << ": largest power of two dividing " << xname << " = 2^" << k
+      << (k == kMaxK ? " or more" : "") << "\n";
+    for (const auto& p : pts)
+      if (p.k == k) d << p.x << " " << p.y << " " << p.k << "\n";
+    std::string label = std::to_string(int64_t(1) << k) + (k == 0 ? " (odd)" : k == kMaxK ? " or more" : "");
+    g << ", \\\n  " << data << " index " << block++ << " using 1:2 with points pt 7 ps 0.9 lc rgb '" << kColors[k]
+      << "' title " << gp_str(label);
+  }
+  g << "\n";
+  render_plot(image, d.str(), g.str(), 960, 560);
 }
 
 }  // namespace gtsim::cli

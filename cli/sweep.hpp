@@ -20,7 +20,7 @@ struct SweepAxis {
   std::vector<int64_t> values;
   std::string arg;
 };
-SweepAxis parse_sweep_axis(const std::string& arg);
+SweepAxis parse_sweep_axis(const std::string& arg, const std::string& option = "--param");
 
 // The points of the grid in sweep order: every combination of the axes' values.
 std::vector<ir::ParamValues> sweep_points(const std::vector<SweepAxis>& axes);
@@ -54,5 +54,19 @@ std::string shard_comment(const Shard& s, uint64_t points);
 // gtsim merge: shard files -> the one CSV an unsharded sweep writes. InputError naming the file on
 // a missing or repeated shard, a header that differs, or a point count that does not add up.
 std::string merge_shards(const std::vector<std::string>& paths);
+
+// --plot: the one axis of `axes` with more than one value (the first axis when none has), or an
+// InputError naming --plot when several vary (a curve has one x).
+size_t sweep_plot_axis(const std::vector<SweepAxis>& axes);
+
+// The largest power of two dividing n (n > 0), the alignment the lecture colours points by.
+int64_t largest_pow2_divisor(int64_t n);
+
+// Draws `y` ("tflops" or "time_us") of the sweep's rows against the plot axis's value, each point
+// coloured by the largest power of two dividing it (cli/plot.hpp writes PATH.dat and PATH.gp beside
+// the picture). `rows` are the CSV's data lines (sweep_header's columns over `names`).
+void write_sweep_plot(const std::string& image, const std::vector<SweepAxis>& axes,
+                      const std::vector<std::string>& names, const std::vector<SweepRow>& rows, const std::string& y,
+                      const std::string& title);
 
 }  // namespace gtsim::cli
