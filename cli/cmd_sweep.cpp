@@ -2,6 +2,7 @@
 // on threads, on shards (--shard I/N, joined by gtsim merge) or on MPI ranks (mpirun -np N).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,8 +11,10 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/html_report.hpp"
 #include "cli/limits.hpp"
 #include "cli/plot.hpp"
+#include "cli/report.hpp"
 #include "cli/sweep.hpp"
 #include "cli/sweep_mpi.hpp"
 #include "kernels_ir/ast.hpp"
@@ -113,10 +116,12 @@ Runner add_sweep(CLI::App& app) {
   app.add_option("--plot-y", o->plot_y, "what the plot's y axis shows: tflops (default) or time_us")
       ->check(CLI::IsMember({"tflops", "time_us"}));
   auto limits = add_limit_options(app);
-  return [o, limits]() {
+  auto html = add_html_option(app, "the curve (one varying --param), the CSV as a table");
+  return [o, limits, html]() {
     apply_limits(*limits);
     check_output_path(o->csv);
     check_plot_path(o->plot);
+    check_html_path(*html);
     if (o->kernel.empty() == o->workload.empty())
       throw InputError(SourcePos{"gtsim sweep"}, "expected one of --kernel FILE or --workload FILE");
     std::vector<SweepAxis> axes;
@@ -129,6 +134,9 @@ Runner add_sweep(CLI::App& app) {
     if (!o->plot.empty() && (mpi.size > 1 || !o->shard.empty()))
       throw InputError(SourcePos{"--plot " + o->plot},
                        "a shard holds part of the curve; plot the whole sweep (no --shard, no mpirun)");
+    if (!html->empty() && (mpi.size > 1 || !o->shard.empty()))
+      throw InputError(SourcePos{"<--html " + *html + ">"},
+                       "--html: a shard holds part of the sweep; report the whole sweep (no --shard, no mpirun)");
     Shard shard = mpi.size > 1       ? Shard{uint64_t(mpi.rank), uint64_t(mpi.size)}
                   : o->shard.empty() ? Shard{}
                                      : parse_shard(o->shard);
@@ -201,6 +209,19 @@ Runner add_sweep(CLI::App& app) {
       what = what.substr(what.find_last_of('/') + 1);
       std::string machine = hw0->find("name") ? hw0->at("name").scalar() : o->hw;
       write_sweep_plot(o->plot, axes, names, rows, o->plot_y, "gtsim sweep: " + what + " on " + machine);
+    }
+    if (!html->empty()) {
+      std::string what = o->kernel.empty() ? o->workload : o->kernel;
+      what = what.substr(what.find_last_of('/') + 1);
+      const std::string title =
+          "gtsim sweep: " + what + " on " + (hw0->find("name") ? hw0->at("name").scalar() : o->hw);
+      // a curve has one x: drawn when at most one --param varies (sweep_plot_axis)
+      bool curve = std::count_if(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.values.size() > 1; }) <= 1;
+      std::string svg = curve ? svg_from([&](const std::string& image) {
+        write_sweep_plot(image, axes, names, rows, o->plot_y, title);
+      })
+                              : std::string();
+      write_html(*html, sweep_html(title, sweep_header(names) + body, svg, resolved_config_text(*hw0, o->hw)));
     }
     return 0;
   };
