@@ -112,6 +112,11 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
+std::string short_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 double json_num(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
@@ -150,7 +155,8 @@ void write_waves_plot(const std::string& image, const std::vector<nlohmann::json
     }
   g << "set title " << gp_str(title) << " noenhanced\nset xlabel " << gp_str(xname) << " noenhanced\n"
     << "set ylabel 'simulated time (us)'\nset y2label 'waves' textcolor rgb '#d62728'\n"
-    << "set ytics nomirror\nset y2tics textcolor rgb '#d62728'\nset format y2 '%.0f'\nset yrange [0:*]\n"
+    << "set ytics nomirror\nset y2tics " << std::max<int64_t>(1, (last + 9) / 10)
+    << " textcolor rgb '#d62728'\nset yrange [0:*]\n"
     << "set y2range [0:*]\nset offsets graph 0.03, graph 0.03, graph 0.12, 0\n"
     << "set grid\nset key outside below noenhanced\n"
     << "plot " << data
@@ -165,7 +171,7 @@ void write_waves_plot(const std::string& image, const std::vector<nlohmann::json
   if (alternatives > 0)
     g << ", \\\n  " << data << " index 3 using 1:2 with points pt 9 ps 1.8 lc rgb '#2ca02c' title "
       << "'padded alternatives (gtsim waves suggestions)', \\\n  " << data
-      << " index 3 using 1:2:3 with labels offset -1,-1 right font ',9' textcolor rgb '#2ca02c' notitle";
+      << " index 3 using 1:2:3 with labels offset 0,-1.2 center font ',9' textcolor rgb '#2ca02c' notitle";
   g << "\n";
   render_plot(image, d.str(), g.str(), 1000, 620);
 }
@@ -250,7 +256,7 @@ void write_roofline_plot(const std::string& image, const analytic::RooflineRepor
         << num(hi) << " " << num(std::min(peak, bw * hi) / 1e12) << "\n";
       g << (block ? ", \\\n  " : "") << data << " index " << block << " using 1:2 with lines lw "
         << (attained ? "2" : "1 dt 2") << " lc rgb '" << color << "' title "
-        << gp_str(x.dtype + (attained ? " (simulated, ridge " : " (datasheet, ridge ") + num(ridge) + ")");
+        << gp_str(x.dtype + (attained ? " (simulated, ridge " : " (datasheet, ridge ") + short_num(ridge) + " FLOP/B)");
       ++block;
     }
   }
