@@ -40,6 +40,12 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
                                                 const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed,
                                                 std::shared_ptr<const ir::Kernel> kernel) {
+  if (kernel->tpu)
+    throw InputError(SourcePos{kernel_path, kernel->loc.line, kernel->loc.col},
+                     "kernel " + kernel->name +
+                         " is a TPU-dialect kernel (tpu_kernel): run it on a TPU config, e.g. "
+                         "gtsim run --hw hw_configs/tpu-v5e.yaml --kernel " +
+                         kernel_path);
   for (const auto& [name, _] : params) {
     bool known = false;
     for (const auto& p : kernel->params) known = known || p.name == name;

@@ -7,10 +7,12 @@
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
 #include "cli/report.hpp"
+#include "cli/tpu_commands.hpp"
 #include "cli/trace_output.hpp"
 #include "kernels_ir/ast.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/launch_history.hpp"
+#include "sim/error.hpp"
 #include "validation/validate.hpp"
 
 namespace gtsim::cli {
@@ -50,6 +52,13 @@ Runner add_run(CLI::App& app) {
     check_output_path(o->resolved);
     auto timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
+    if (is_tpu_config(*hw)) {
+      if (o->l2_start != "empty" || timeline)
+        throw InputError(SourcePos{o->hw}, std::string(timeline ? "--trace" : "--l2-start") +
+                                               ": not for TPU configs (a TPU has no L2, and its timeline is not "
+                                               "written yet); leave it out");
+      return run_tpu_kernel(*hw, {o->hw, o->kernel, o->json, "", o->params, o->sets, o->stats});
+    }
     std::shared_ptr<const ir::Kernel> kernel;
     auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);
     gpu::GpuModel model(*hw);

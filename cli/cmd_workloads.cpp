@@ -5,11 +5,13 @@
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
+#include "cli/tpu_commands.hpp"
 #include "cli/trace_output.hpp"
 #include "kernels_ir/graph/workload.hpp"
 #include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
 #include "models/tpu/compare.hpp"
+#include "sim/error.hpp"
 
 namespace gtsim::cli {
 
@@ -56,7 +58,7 @@ Runner add_waves(CLI::App& app) {
 
 Runner add_workload(CLI::App& app) {
   struct Opts {
-    std::string hw, workload, json;
+    std::string hw, workload, json, tiling;
     std::vector<std::string> sets, params;
     analytic::WorkloadRunOptions run;
     bool no_fusion = false, no_recompute = false;
@@ -71,7 +73,9 @@ Runner add_workload(CLI::App& app) {
   app.add_flag("--exact", o->run.exact, "no sampling");
   app.add_flag("!--no-carry-l2", o->run.carry_l2, "every kernel on a fresh machine (cold L2)");
   app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^26 (repeatable)");
-  app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN)");
+  app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN; GPU configs)");
+  app.add_option("--tiling", o->tiling,
+                 "matmul tiling on a TPU config: BMxBKxBN, 0 = chosen by the lowering (default: the lowering's)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   auto limits = add_limit_options(app);
   auto trace = add_trace_options(app);
@@ -80,6 +84,15 @@ Runner add_workload(CLI::App& app) {
     check_output_path(o->json);
     o->run.timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
+    if (is_tpu_config(*hw)) {
+      if (o->run.timeline || o->run.cuda_graph || !o->run.carry_l2 || o->run.gemm_tile != "128x128")
+        throw InputError(SourcePos{o->hw}, "--trace, --cuda-graph, --no-carry-l2 and --tile are for GPU configs; " +
+                                               o->hw + " is a TPU config (its matmul blocks: --tiling BMxBKxBN)");
+      return run_tpu_workload_command(
+          *hw, {o->hw, o->workload, o->json, o->tiling, o->params, o->sets, !o->no_fusion, !o->no_recompute});
+    }
+    if (!o->tiling.empty())
+      throw InputError(SourcePos{o->hw}, "--tiling is for TPU configs; on a GPU config the GEMM tile is --tile BMxBN");
     auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     o->run.fusion = !o->no_fusion;
     o->run.recompute = !o->no_recompute;

@@ -23,8 +23,12 @@ OpDesc op_desc(const wl::Op& op) {
       break;
     case wl::OpKind::kElementwise: {
       d.kind = OpKind::kElementwise;
-      uint64_t cols = op.outputs.empty() || op.outputs[0].shape.empty() ? 1 : uint64_t(op.outputs[0].shape.back());
-      d.cols = std::max<uint64_t>(1, cols), d.rows = std::max<uint64_t>(1, op.elements() / d.cols);
+      // A 2-D or higher tensor keeps its last dimension as the lanes; a flat vector is laid out as
+      // XLA does, in rows of 128 lanes (not one row padded to 8 sublanes: 8x the bytes).
+      bool flat = op.outputs.empty() || op.outputs[0].shape.size() <= 1;
+      uint64_t cols = flat ? std::min<uint64_t>(128, std::max<uint64_t>(1, op.elements()))
+                           : uint64_t(op.outputs[0].shape.back());
+      d.cols = std::max<uint64_t>(1, cols), d.rows = std::max<uint64_t>(1, (op.elements() + d.cols - 1) / d.cols);
       d.inputs = uint32_t(std::max<size_t>(1, op.inputs.size()));
       float alu = 0, sfu = 0;
       for (const auto& e : op.exprs) alu += float(e.alu_ops()), sfu += float(e.sfu_ops());
@@ -55,9 +59,9 @@ void check_workload_fits(const wl::Workload& w, const TpuConfig& cfg) {
   }
   if (total <= cfg.hbm_bytes()) return;
   std::ostringstream os;
-  os << "workload " << w.name() << " needs " << total << " bytes (" << double(total) / 1e9 << " GB) of tensors, the largest "
-     << biggest << " with " << big << " bytes, but " << cfg.name << " has " << cfg.hbm_bytes() << " bytes of HBM ("
-     << cfg.hbm.capacity_gb << " GB)";
+  os << "workload " << w.name() << " needs " << total << " bytes (" << double(total) / 1e9
+     << " GB) of tensors, the largest " << biggest << " with " << big << " bytes, but " << cfg.name << " has "
+     << cfg.hbm_bytes() << " bytes of HBM (" << cfg.hbm.capacity_gb << " GB)";
   throw InputError(SourcePos{cfg.source, 0, 0}, os.str());
 }
 
@@ -78,6 +82,7 @@ TpuOpRecord run_op(const TpuModel& model, const wl::Op& op, const LowerOptions& 
     rec.time_us += r.device_us;
     rec.hbm_bytes += r.hbm_read_bytes + r.hbm_write_bytes;
     useful += r.mxu_useful_macs, array += r.mxu_array_macs;
+    rec.mxu_cycles += r.mxu_cycles;
     if (r.device_us > longest) longest = r.device_us, rec.bound = r.bound;
   }
   if (op.kind == wl::OpKind::kAttention && op.attn.backward) {
@@ -119,15 +124,31 @@ TpuWorkloadReport run_tpu_workload(const TpuConfig& cfg, const wl::Workload& inp
                   r.kind.c_str(), r.time_us, 100 * r.mxu_utilization, 100 * r.mxu_array_fill, double(r.hbm_bytes) / 1e6,
                   r.intensity, r.bound.c_str());
     o << buf;
-    ops.push_back({{"op", r.op}, {"kind", r.kind}, {"programs", r.programs}, {"time_us", r.time_us}, {"flops", r.flops},
-                   {"hbm_bytes", r.hbm_bytes}, {"min_bytes", r.min_bytes}, {"mxu_utilization", r.mxu_utilization},
-                   {"mxu_array_fill", r.mxu_array_fill}, {"intensity", r.intensity}, {"bound", r.bound}, {"note", r.note}});
+    ops.push_back({{"op", r.op},
+                   {"kind", r.kind},
+                   {"programs", r.programs},
+                   {"time_us", r.time_us},
+                   {"flops", r.flops},
+                   {"hbm_bytes", r.hbm_bytes},
+                   {"min_bytes", r.min_bytes},
+                   {"mxu_utilization", r.mxu_utilization},
+                   {"mxu_array_fill", r.mxu_array_fill},
+                   {"mxu_cycles", r.mxu_cycles},
+                   {"intensity", r.intensity},
+                   {"bound", r.bound},
+                   {"note", r.note}});
   }
-  std::snprintf(buf, sizeof buf, "%-36s %10.2f %27.2f\n", "total (with dispatch)", rep.total_us, double(rep.hbm_bytes) / 1e6);
+  std::snprintf(buf, sizeof buf, "%-36s %10.2f %27.2f\n", "total (with dispatch)", rep.total_us,
+                double(rep.hbm_bytes) / 1e6);
   o << buf;
   rep.text = o.str();
-  rep.json = {{"hw", rep.hw}, {"target", "tpu"}, {"dispatch_us", rep.dispatch_us}, {"total_us", rep.total_us},
-              {"hbm_bytes", rep.hbm_bytes}, {"ridge_flops_per_byte", rep.ridge_flops_per_byte}, {"ops", ops}};
+  rep.json = {{"hw", rep.hw},
+              {"target", "tpu"},
+              {"dispatch_us", rep.dispatch_us},
+              {"total_us", rep.total_us},
+              {"hbm_bytes", rep.hbm_bytes},
+              {"ridge_flops_per_byte", rep.ridge_flops_per_byte},
+              {"ops", ops}};
   return rep;
 }
 

@@ -4,10 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/graph/workload.hpp"
 #include "models/tpu/lowering.hpp"
@@ -19,14 +18,15 @@ namespace gtsim::tpu {
 // One workload op on a TPU: the sum of the calls it lowered to.
 struct TpuOpRecord {
   std::string op, kind;
-  int programs = 0;              // chip programs (naive attention: 3)
-  double time_us = 0;            // device time (dispatch is charged once per workload)
+  int programs = 0;    // chip programs (naive attention: 3)
+  double time_us = 0;  // device time (dispatch is charged once per workload)
   uint64_t flops = 0;
-  uint64_t hbm_bytes = 0;        // read + write, padded to tiles and bursts
+  uint64_t hbm_bytes = 0;  // read + write, padded to tiles and bursts
   uint64_t min_bytes = 0;
-  double mxu_utilization = 0;    // useful MACs / MXU capacity over time_us (0 for vector ops)
-  double mxu_array_fill = 0;     // spatial fill of the array (padding waste = 1 - fill)
-  double intensity = 0;          // flops / hbm_bytes
+  double mxu_utilization = 0;  // useful MACs / MXU capacity over time_us (0 for vector ops)
+  double mxu_array_fill = 0;   // spatial fill of the array (padding waste = 1 - fill)
+  uint64_t mxu_cycles = 0;     // the busiest MXU's busy cycles, summed over the op's calls
+  double intensity = 0;        // flops / hbm_bytes
   std::string bound;
   std::string note;
 };
@@ -34,8 +34,8 @@ struct TpuOpRecord {
 struct TpuWorkloadReport {
   std::string hw;
   std::vector<TpuOpRecord> ops;
-  double dispatch_us = 0;        // once per workload: it runs as one compiled program
-  double total_us = 0;           // dispatch + sum of op device times
+  double dispatch_us = 0;  // once per workload: it runs as one compiled program
+  double total_us = 0;     // dispatch + sum of op device times
   uint64_t hbm_bytes = 0;
   double ridge_flops_per_byte = 0;
   nlohmann::json json;
@@ -43,7 +43,7 @@ struct TpuWorkloadReport {
 };
 
 struct TpuRunOptions {
-  bool fusion = true;            // the workload graph's elementwise fusion pass (XLA fuses too)
+  bool fusion = true;  // the workload graph's elementwise fusion pass (XLA fuses too)
   bool recompute = true;
   LowerOptions lower;
 };
@@ -57,12 +57,12 @@ TpuWorkloadReport run_tpu_workload(const TpuConfig& cfg, const wl::Workload& w, 
 
 struct CompareOptions {
   TpuRunOptions tpu;
-  bool gpu_exact = false;        // GPU runner without sampling
+  bool gpu_exact = false;  // GPU runner without sampling
 };
 
 struct CompareResult {
-  nlohmann::json json;           // {"workload", "machines": [...], "ops": [...], "total": {...}}
-  std::string text;              // the table
+  nlohmann::json json;  // {"workload", "machines": [...], "ops": [...], "total": {...}}
+  std::string text;     // the table
 };
 
 // Each root is a whole hw config (target: gpu or tpu). Per op and in total for each machine:

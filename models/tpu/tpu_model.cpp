@@ -38,20 +38,26 @@ struct Hbm {
 };
 
 struct MxuState {
-  Tick load_start = 0, load_end = 0;   // latest weight push into the staging buffer
+  Tick load_start = 0, load_end = 0;  // latest weight push into the staging buffer
   Tick stream_start = 0, stream_end = 0;
-  Tick drain_end = 0;                  // results of the last fold out of the array
+  Tick drain_end = 0;  // results of the last fold out of the array
   Tick busy_until = 0;
   uint64_t busy = 0;
-  uint32_t k = 0, n = 0;               // shape of the loaded weight tile
+  uint32_t k = 0, n = 0;  // shape of the loaded weight tile
 };
 
 class TensorCore : public Component {
  public:
   TensorCore(Simulation& sim, StatGroup& parent, const std::string& name, const TpuConfig& cfg, Hbm& hbm,
              const ClockDomain& clk, const CoreProgram& prog)
-      : Component(sim, parent, name, "tpu"), cfg_(cfg), hbm_(hbm), clk_(clk), prog_(prog),
-        vmem_(cfg.vmem_bandwidth_gbps), mxu_(cfg.mxu.count), dma_free_(cfg.dma_engines, 0),
+      : Component(sim, parent, name, "tpu"),
+        cfg_(cfg),
+        hbm_(hbm),
+        clk_(clk),
+        prog_(prog),
+        vmem_(cfg.vmem_bandwidth_gbps),
+        mxu_(cfg.mxu.count),
+        dma_free_(cfg.dma_engines, 0),
         sems_(prog.semaphores, 0),
         useful_macs_(stats().counter("mxu_useful_macs", "multiply-adds of the op (no padding)", "MAC")),
         array_macs_(stats().counter("mxu_array_macs", "rows streamed x array size", "MAC")),
@@ -77,14 +83,22 @@ class TensorCore : public Component {
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override {
     sim().note_progress();
     switch (kind) {
-      case kIssue: issue(now); break;
+      case kIssue:
+        issue(now);
+        break;
       case kDmaDone:
         ++sems_[arg];
-        if (waiting_sem_ == int64_t(arg)) { waiting_sem_ = -1; issue(now); }
+        if (waiting_sem_ == int64_t(arg)) {
+          waiting_sem_ = -1;
+          issue(now);
+        }
         break;
       default:
         --outstanding_;
-        if (waiting_sync_ && outstanding_ == 0) { waiting_sync_ = false; issue(now); }
+        if (waiting_sync_ && outstanding_ == 0) {
+          waiting_sync_ = false;
+          issue(now);
+        }
         break;
     }
   }
@@ -98,14 +112,24 @@ class TensorCore : public Component {
     while (pc_ < prog_.steps.size()) {
       const Step& s = prog_.steps[pc_];
       if (s.kind == StepKind::kWait) {
-        if (sems_[s.unit] == 0) { waiting_sem_ = s.unit; return; }
+        if (sems_[s.unit] == 0) {
+          waiting_sem_ = s.unit;
+          return;
+        }
         --sems_[s.unit];
       } else if (s.kind == StepKind::kSync) {
-        if (outstanding_ > 0) { waiting_sync_ = true; return; }
+        if (outstanding_ > 0) {
+          waiting_sync_ = true;
+          return;
+        }
       } else if (s.kind == StepKind::kLoop) {
         loops_.push_back({pc_ + 1, s.count});
       } else if (s.kind == StepKind::kEndLoop) {
-        if (--loops_.back().second > 0) { pc_ = loops_.back().first; t += cyc(cfg_.scalar_issue_cycles); continue; }
+        if (--loops_.back().second > 0) {
+          pc_ = loops_.back().first;
+          t += cyc(cfg_.scalar_issue_cycles);
+          continue;
+        }
         loops_.pop_back();
       } else {
         execute(s, t);
@@ -119,11 +143,20 @@ class TensorCore : public Component {
   void execute(const Step& s, Tick t) {
     switch (s.kind) {
       case StepKind::kDmaIn:
-      case StepKind::kDmaOut: dma(s, t); break;
-      case StepKind::kLoadWeights: load_weights(s, t); break;
-      case StepKind::kMatmul: matmul(s, t); break;
-      case StepKind::kVector: vector(s, t); break;
-      default: break;
+      case StepKind::kDmaOut:
+        dma(s, t);
+        break;
+      case StepKind::kLoadWeights:
+        load_weights(s, t);
+        break;
+      case StepKind::kMatmul:
+        matmul(s, t);
+        break;
+      case StepKind::kVector:
+        vector(s, t);
+        break;
+      default:
+        break;
     }
   }
 
@@ -226,6 +259,7 @@ void fill_result(RunResult& r, const TpuConfig& cfg, Tick end, const std::vector
   }
   double e = end ? double(end) : 1.0;
   r.mxu_busy_frac = double(mxu_max) / e;
+  r.mxu_cycles = uint64_t(clk.cycles(mxu_max) + 0.5);
   r.hbm_busy_frac = double(hbm.busy_ticks()) / e;
   double capacity = double(cfg.tensorcores) * cfg.mxu.count * cfg.mxu.rows * cfg.mxu.cols * cfg.mxu.rows_per_cycle;
   r.mxu_utilization = r.cycles ? double(r.mxu_useful_macs) / (capacity * double(r.cycles)) : 0.0;
@@ -242,9 +276,9 @@ void fill_result(RunResult& r, const TpuConfig& cfg, Tick end, const std::vector
 RunResult TpuModel::run(const ChipProgram& program) const {
   auto wall0 = std::chrono::steady_clock::now();
   if (program.cores.size() > cfg_.tensorcores)
-    throw InputError(SourcePos{"program " + program.name, 0, 0},
-                     std::to_string(program.cores.size()) + " core programs for a chip of " +
-                         std::to_string(cfg_.tensorcores) + " TensorCores");
+    throw InputError(SourcePos{"program " + program.name, 0, 0}, std::to_string(program.cores.size()) +
+                                                                     " core programs for a chip of " +
+                                                                     std::to_string(cfg_.tensorcores) + " TensorCores");
   for (const auto& c : program.cores) verify(c, cfg_);
   Simulation sim;
   ClockDomain clk(cfg_.core_mhz);
@@ -277,17 +311,37 @@ RunResult TpuModel::run(const ChipProgram& program) const {
 }
 
 nlohmann::json RunResult::to_json() const {
-  return {{"name", name}, {"hw", hw}, {"target", "tpu"}, {"time_us", time_us}, {"device_us", device_us},
-          {"dispatch_us", dispatch_us}, {"cycles", cycles}, {"flops", useful_flops},
-          {"min_hbm_bytes", min_hbm_bytes}, {"hbm_read_bytes", hbm_read_bytes}, {"hbm_write_bytes", hbm_write_bytes},
-          {"hbm_useful_bytes", hbm_useful_bytes}, {"mxu_useful_macs", mxu_useful_macs},
-          {"mxu_array_macs", mxu_array_macs}, {"mxu_busy_cycles", mxu_busy_cycles},
-          {"vpu_busy_cycles", vpu_busy_cycles}, {"vpu_vregs", vpu_vregs}, {"vpu_elements", vpu_elements},
-          {"mxu_utilization", mxu_utilization}, {"mxu_array_fill", mxu_array_fill},
-          {"hbm_busy_frac", hbm_busy_frac}, {"mxu_busy_frac", mxu_busy_frac}, {"vpu_busy_frac", vpu_busy_frac},
-          {"achieved_tflops", achieved_tflops}, {"pct_of_peak", pct_of_peak},
-          {"arithmetic_intensity", arithmetic_intensity}, {"bound", bound}, {"events", events},
-          {"sim_wall_seconds", sim_wall_seconds}, {"stats", stats}};
+  return {{"name", name},
+          {"hw", hw},
+          {"target", "tpu"},
+          {"time_us", time_us},
+          {"device_us", device_us},
+          {"dispatch_us", dispatch_us},
+          {"cycles", cycles},
+          {"flops", useful_flops},
+          {"min_hbm_bytes", min_hbm_bytes},
+          {"hbm_read_bytes", hbm_read_bytes},
+          {"hbm_write_bytes", hbm_write_bytes},
+          {"hbm_useful_bytes", hbm_useful_bytes},
+          {"mxu_useful_macs", mxu_useful_macs},
+          {"mxu_array_macs", mxu_array_macs},
+          {"mxu_busy_cycles", mxu_busy_cycles},
+          {"mxu_cycles", mxu_cycles},
+          {"vpu_busy_cycles", vpu_busy_cycles},
+          {"vpu_vregs", vpu_vregs},
+          {"vpu_elements", vpu_elements},
+          {"mxu_utilization", mxu_utilization},
+          {"mxu_array_fill", mxu_array_fill},
+          {"hbm_busy_frac", hbm_busy_frac},
+          {"mxu_busy_frac", mxu_busy_frac},
+          {"vpu_busy_frac", vpu_busy_frac},
+          {"achieved_tflops", achieved_tflops},
+          {"pct_of_peak", pct_of_peak},
+          {"arithmetic_intensity", arithmetic_intensity},
+          {"bound", bound},
+          {"events", events},
+          {"sim_wall_seconds", sim_wall_seconds},
+          {"stats", stats}};
 }
 
 }  // namespace gtsim::tpu

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <iostream>
 
+#include "kernels_ir/graph/workload.hpp"
+#include "models/tpu/compare.hpp"
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
 
@@ -89,6 +91,23 @@ TEST(TpuPadding, TurnsComputeBoundNearTheRidge) {
             << ridge << ")\n";
   ASSERT_GT(flip_m, 0) << "never turned compute-bound";
   EXPECT_NEAR(flip_ai, ridge, 0.2 * ridge);
+}
+
+// Rule: XLA lays a flat (1-D) vector out in rows of 128 lanes, so an elementwise op on 2^20 floats
+// moves its input and output once (within burst rounding), not as one row padded to 8 sublanes (8x).
+// A 2-D tensor of 8 rows x 2^17 is the same bytes: the layouts agree.
+TEST(TpuPadding, FlatVectorIsLaidOutInRowsOf128LanesNotPaddedEightfold) {
+  auto bytes = [](const std::string& shape) {
+    auto w = wl::Workload::load_string("name: flat\ntensors:\n  x: {dtype: f32, shape: " + shape +
+                                       "}\nops:\n  - {name: sq, op: elementwise, expr: \"x * x\", out: y}\n");
+    auto rep = run_tpu_workload(v5e(false), w);
+    EXPECT_EQ(rep.ops.size(), 1u);
+    return rep.ops.at(0).hbm_bytes;
+  };
+  const double ideal = 2.0 * (1 << 20) * 4;  // x read once, y written once
+  double flat = double(bytes("[1048576]")), rows = double(bytes("[8, 131072]"));
+  EXPECT_NEAR(flat, ideal, 0.05 * ideal);
+  EXPECT_NEAR(rows, ideal, 0.05 * ideal);
 }
 
 }  // namespace

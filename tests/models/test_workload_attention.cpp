@@ -34,7 +34,9 @@ TEST(WorkloadAttention, NaiveMovesManyTimesFlashBytesGrowingWithTOnceSExceedsThe
     auto rn = analytic::run_workload(*hw, naive, o);
     auto rf = analytic::run_workload(*hw, flash, o);
     ratio.push_back(double(rn.dram_bytes) / double(rf.dram_bytes));
-    if (ratio.size() > 1) EXPECT_GT(ratio.back(), 1.5 * ratio[ratio.size() - 2]) << "T=" << T << "\n" << rn.text << rf.text;
+    if (ratio.size() > 1) {
+      EXPECT_GT(ratio.back(), 1.5 * ratio[ratio.size() - 2]) << "T=" << T << "\n" << rn.text << rf.text;
+    }
   }
   EXPECT_GE(ratio.back(), 20.0);
 }

@@ -1,0 +1,137 @@
+// gtsim run / workload on TPU configs.
+#include "cli/tpu_commands.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/cli_util.hpp"
+#include "kernels_ir/graph/workload.hpp"
+#include "kernels_ir/parser.hpp"
+#include "models/tpu/compare.hpp"
+#include "models/tpu/from_ir.hpp"
+#include "models/tpu/tpu_model.hpp"
+#include "sim/error.hpp"
+
+namespace gtsim::cli {
+
+bool is_tpu_config(const ConfigNode& hw) { return hw.param<std::string>("target").or_default("gpu") == "tpu"; }
+
+TilingTriple parse_tiling(const std::string& text) {
+  SourcePos pos{"<--tiling " + text + ">"};
+  uint64_t v[3] = {0, 0, 0};
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    size_t end = i < 2 ? text.find('x', start) : text.size();
+    if (end == std::string::npos || (i == 2 && text.find('x', start) != std::string::npos))
+      throw InputError(pos,
+                       "--tiling " + text + ": expected BMxBKxBN, e.g. 512x1024x1024 (0 = chosen by the lowering)");
+    auto [p, ec] = std::from_chars(text.data() + start, text.data() + end, v[i]);
+    if (ec != std::errc() || p != text.data() + end || start == end)
+      throw InputError(pos, "--tiling " + text + ": \"" + text.substr(start, end - start) +
+                                "\" is not a non-negative integer; expected BMxBKxBN, e.g. 512x1024x1024");
+    start = end + 1;
+  }
+  return {v[0], v[1], v[2]};
+}
+
+namespace {
+
+std::string mb(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f MB", bytes / 1e6);
+  return b;
+}
+
+std::string run_report(const nlohmann::json& j, const tpu::TpuConfig& cfg) {
+  std::ostringstream os;
+  char buf[400];
+  const nlohmann::json& v = j["validation"];
+  os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << " (TPU)  [config "
+     << v.value("status", "unknown") << "]\n";
+  std::snprintf(buf, sizeof buf,
+                "  time          %.3f us  (device %.3f us = %llu cycles at %.0f MHz + dispatch %.2f us)\n",
+                j.value("time_us", 0.0), j.value("device_us", 0.0), (unsigned long long)j.value("cycles", uint64_t(0)),
+                cfg.core_mhz, j.value("dispatch_us", 0.0));
+  os << buf;
+  std::snprintf(buf, sizeof buf,
+                "  MXU           %llu cycles busy (busiest of %u x %u MXUs), utilization %.1f%%, array fill %.1f%% "
+                "(padding waste %.1f%%)\n",
+                (unsigned long long)j.value("mxu_cycles", uint64_t(0)), cfg.tensorcores, cfg.mxu.count,
+                100 * j.value("mxu_utilization", 0.0), 100 * j.value("mxu_array_fill", 0.0),
+                100 * (1 - j.value("mxu_array_fill", 1.0)));
+  os << buf;
+  os << "  HBM           read " << mb(j.value("hbm_read_bytes", 0.0)) << ", write "
+     << mb(j.value("hbm_write_bytes", 0.0)) << " (without tile padding " << mb(j.value("hbm_useful_bytes", 0.0))
+     << "; minimum " << mb(j.value("min_hbm_bytes", 0.0)) << "), busy "
+     << int(100 * j.value("hbm_busy_frac", 0.0) + 0.5) << "% of the device time\n";
+  std::snprintf(buf, sizeof buf, "  vector unit   busy %.1f%% of the device time, %llu vregs\n",
+                100 * j.value("vpu_busy_frac", 0.0), (unsigned long long)j.value("vpu_vregs", uint64_t(0)));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  bound         %s; attained %.1f TFLOP/s (%.1f%% of the stated peak), %.1f flop/B\n",
+                j.value("bound", std::string("?")).c_str(), j.value("achieved_tflops", 0.0),
+                j.value("pct_of_peak", 0.0), j.value("arithmetic_intensity", 0.0));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  simulator     %.3f s host, %llu events (the TPU model is event-driven and exact)\n",
+                j.value("sim_wall_seconds", 0.0), (unsigned long long)j.value("events", uint64_t(0)));
+  os << buf;
+  return os.str();
+}
+
+}  // namespace
+
+int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req) {
+  tpu::TpuConfig cfg = tpu::TpuConfig::from_node(hw);
+  std::shared_ptr<const ir::Kernel> kernel = ir::parse_kernel_file(req.kernel);
+  if (!kernel->tpu)
+    throw InputError(SourcePos{req.kernel, kernel->loc.line, kernel->loc.col},
+                     "kernel " + kernel->name + " is a GPU kernel, and " + req.hw_path +
+                         " is a TPU config: run it on a GPU config (hw_configs/h200-sxm.yaml, a100-40gb.yaml, ...), "
+                         "or run a TPU-dialect kernel (kernels_ir/lib/tpu_*.kir) or a workload here");
+  ir::ParamValues pv = parse_params(req.params);
+  for (const auto& [name, _] : pv) {
+    bool known = false;
+    for (const auto& p : kernel->params) known = known || p.name == name;
+    if (!known)
+      throw InputError(SourcePos{req.kernel}, "kernel " + kernel->name + " has no parameter \"" + name + "\"");
+  }
+  tpu::ChipProgram chip = tpu::chip_program_from_ir(*kernel, pv, cfg);
+  tpu::RunResult r = tpu::TpuModel(cfg).run(chip);
+  nlohmann::json j = r.to_json();
+  j["kernel"] = kernel->name;
+  j["hw_file"] = req.hw_path;
+  j["dram_read_bytes"] = r.hbm_read_bytes;  // the GPU report's keys: HBM is the DRAM
+  j["dram_write_bytes"] = r.hbm_write_bytes;
+  j["sampling"] = {{"exact", true}, {"fraction_simulated", 1.0}, {"estimated_error_pct", 0.0}};
+  j["validation"] = validation_label(hw, "", req.sets);
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : pv) params[name] = value;
+  j["params"] = params;
+  if (!req.stats) j.erase("stats");
+  if (!req.json.empty()) write_output(req.json, j.dump(2) + "\n");
+  if (req.json != "-") std::cout << run_report(j, cfg);
+  return 0;
+}
+
+int run_tpu_workload_command(const ConfigNode& hw, const TpuWorkloadRequest& req) {
+  tpu::TpuConfig cfg = tpu::TpuConfig::from_node(hw);
+  auto w = wl::Workload::load_file(req.workload, wl::parse_param_overrides(req.params));
+  tpu::TpuRunOptions opt;
+  opt.fusion = req.fusion;
+  opt.recompute = req.recompute;
+  if (!req.tiling.empty()) {
+    TilingTriple t = parse_tiling(req.tiling);
+    opt.lower.tiling = {t.bm, t.bk, t.bn};
+  }
+  tpu::TpuWorkloadReport r = tpu::run_tpu_workload(cfg, w, opt);
+  r.json["workload"] = w.name();
+  r.json["hw_file"] = req.hw_path;
+  r.json["total_us_device"] = r.total_us - r.dispatch_us;
+  r.json["validation"] = validation_label(hw, "", req.sets);
+  if (!req.json.empty()) write_output(req.json, r.json.dump(2) + "\n");
+  if (req.json != "-") std::cout << r.text;
+  return 0;
+}
+
+}  // namespace gtsim::cli
