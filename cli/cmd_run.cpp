@@ -5,6 +5,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/html_report.hpp"
 #include "cli/limits.hpp"
 #include "cli/report.hpp"
 #include "cli/tpu_commands.hpp"
@@ -46,13 +47,19 @@ Runner add_run(CLI::App& app) {
       ->check(CLI::IsMember({"empty", "hot", "resident", "rotating"}));
   auto limits = add_limit_options(app);
   auto trace = add_trace_options(app);
-  return [o, limits, trace]() {
+  auto html =
+      add_html_option(app, "the report, where the warps waited, the bytes per level, the key figures and metrics");
+  return [o, limits, trace, html]() {
     apply_limits(*limits);
     check_output_path(o->json);
     check_output_path(o->resolved);
+    check_html_path(*html);
     auto timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
     if (is_tpu_config(*hw)) {
+      if (!html->empty())
+        throw InputError(SourcePos{"<--html " + *html + ">"},
+                         "--html: the run report is for GPU configs; " + o->hw + " is a TPU config (leave it out)");
       if (o->l2_start != "empty" || timeline)
         throw InputError(SourcePos{o->hw}, std::string(timeline ? "--trace" : "--l2-start") +
                                                ": not for TPU configs (a TPU has no L2, and its timeline is not "
@@ -79,6 +86,7 @@ Runner add_run(CLI::App& app) {
     if (!o->resolved.empty()) write_output(o->resolved, resolved_config_text(*hw, o->hw));
     write_trace(*trace, model.timeline_json());
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
+    if (!html->empty()) write_html(*html, run_html(j, format_run_report(j), resolved_config_text(*hw, o->hw)));
     if (o->json != "-") std::cout << format_run_report(j);
     return 0;
   };

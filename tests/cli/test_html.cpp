@@ -80,6 +80,21 @@ void expect_page(const fs::path& page, size_t figures, size_t tables, const std:
   EXPECT_NE(r.dom.find(config_text), std::string::npos);
 }
 
+TEST(HtmlReport, RunPageShowsStallAndBytesFiguresTablesAndConfigInChromium) {
+  fs::path d = temp_dir("run"), page = d / "run.html";
+  auto r = gtsim_cli(
+      "run --hw hw_configs/teach-tiny.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=65536 "
+      "--html " +
+      page.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("gtsim run: stream_copy"), std::string::npos) << "the text report is still printed";
+  expect_page(page, 2, 2, "name: teach-tiny");
+  std::string html = slurp(page);
+  EXPECT_NE(html.find("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), std::string::npos);
+  EXPECT_NE(html.find("Written by <code>gtsim run --hw hw_configs/teach-tiny.yaml"), std::string::npos);
+  fs::remove_all(d);
+}
+
 TEST(HtmlReport, SweepPageShowsTheCurveAndOneTableRowPerPoint) {
   fs::path d = temp_dir("sweep"), page = d / "s.html";
   auto r = gtsim_cli(
