@@ -1,10 +1,13 @@
 // gtsim waves, workload and compare: GEMM wave/tile/alignment reports, multi-kernel workloads,
 // and the same workload on several machines side by side.
 #include <iostream>
+#include <optional>
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/limits.hpp"
+#include "cli/plot.hpp"
+#include "cli/sweep.hpp"
 #include "cli/tpu_commands.hpp"
 #include "cli/trace_output.hpp"
 #include "kernels_ir/graph/workload.hpp"
@@ -25,7 +28,7 @@ void emit(const std::string& json_path, const nlohmann::json& j, const std::stri
 
 Runner add_waves(CLI::App& app) {
   struct Opts {
-    std::string hw, gemm, json;
+    std::string hw, gemm, json, range, plot;
     std::vector<std::string> sets;
     analytic::WavesRequest req;
   };
@@ -43,14 +46,82 @@ Runner add_waves(CLI::App& app) {
   app.add_flag("--exact", o->req.exact, "simulate every wave (no sampling)");
   app.add_flag("!--no-suggestions", o->req.suggestions, "skip the padded alternatives (each is a simulation)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
+  app.add_option("--range", o->range,
+                 "DIM=START:STOP[:STEP] (STOP included): also simulate the --gemm shape with DIM (M, N or K; "
+                 "comma-joined dims move together, M,N=...) at each size: the wave staircase (one simulation each)");
+  app.add_option("--plot", o->plot,
+                 "with --range: draw time and waves over the range, the --gemm shape and its padded alternatives "
+                 "marked, to PATH.svg or PATH.png (gnuplot; data and script beside it)");
   auto limits = add_limit_options(app);
   return [o, limits]() {
     apply_limits(*limits);
     check_output_path(o->json);
+    check_plot_path(o->plot);
+    std::optional<SweepAxis> range;
+    if (!o->range.empty()) {
+      range = parse_sweep_axis(o->range, "--range");
+      for (const auto& d : range->names)
+        if (d != "M" && d != "N" && d != "K")
+          throw InputError(SourcePos{"--range " + o->range},
+                           "unknown dimension \"" + d + "\", expected M, N or K (comma-joined to move together)");
+      if (range->values.front() < 1)
+        throw InputError(SourcePos{"--range " + o->range}, "sizes start at 1, expected a positive START");
+    }
+    if (!o->plot.empty() && !range)
+      throw InputError(SourcePos{"--plot " + o->plot},
+                       "a waves plot is the staircase over a range of sizes, expected --range DIM=START:STOP[:STEP]");
     auto hw = load_hw(o->hw, o->sets);
     analytic::parse_gemm_shape(o->gemm, o->req);
     auto r = analytic::waves(*hw, o->req);
     r.json["validation"] = validation_label(*hw, "", o->sets);
+    std::vector<nlohmann::json> points;
+    if (range) {
+      const std::string& dim = range->names.front();
+      auto x_of = [&](const std::string& mnk) {
+        analytic::WavesRequest q;
+        analytic::parse_gemm_shape(mnk, q);
+        return dim == "M" ? q.M : dim == "N" ? q.N : q.K;
+      };
+      std::string xname, rows;
+      for (const auto& d : range->names) xname += (xname.empty() ? "" : ",") + d;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "wave staircase over %s:\n  %8s %8s %6s %6s %11s %9s\n", xname.c_str(),
+                    xname.c_str(), "tiles", "waves", "fill", "time_us", "TFLOP/s");
+      r.text += buf;
+      nlohmann::json jrange = nlohmann::json::array();
+      for (int64_t v : range->values) {
+        analytic::WavesRequest q = o->req;
+        q.suggestions = false;
+        for (const auto& d : range->names) (d == "M" ? q.M : d == "N" ? q.N : q.K) = v;
+        nlohmann::json p = analytic::waves(*hw, q).json;
+        p["x"] = v;
+        std::snprintf(buf, sizeof buf, "  %8lld %8lld %6lld %6.2f %11.2f %9.1f\n", (long long)v,
+                      (long long)p["tiles"].get<int64_t>(), (long long)p["waves"].get<int64_t>(),
+                      p["last_wave_fill"].get<double>(), p["time_us"].get<double>(), p["tflops"].get<double>());
+        r.text += buf;
+        jrange.push_back({{xname, v},
+                          {"tiles", p["tiles"]},
+                          {"waves", p["waves"]},
+                          {"last_wave_fill", p["last_wave_fill"]},
+                          {"time_us", p["time_us"]},
+                          {"tflops", p["tflops"]}});
+        points.push_back(std::move(p));
+      }
+      r.json["range"] = jrange;
+      if (!o->plot.empty()) {
+        nlohmann::json shape = r.json;
+        shape["shape"] = std::to_string(o->req.M) + "x" + std::to_string(o->req.N) + "x" + std::to_string(o->req.K);
+        shape["x"] = x_of(shape["shape"].get<std::string>());
+        for (auto& s : shape["suggestions"]) s["x"] = x_of(s["gemm"].get<std::string>());
+        emit(o->json, r.json, r.text);
+        write_waves_plot(o->plot, points, shape, xname,
+                         "gtsim waves: " + shape["shape"].get<std::string>() + " " +
+                             r.json["dtype"].get<std::string>() + ", tile " + r.json["tile"].get<std::string>() + ", " +
+                             xname + " over " + o->range.substr(o->range.find('=') + 1) + " on " +
+                             r.json["hw"].get<std::string>());
+        return 0;
+      }
+    }
     emit(o->json, r.json, r.text);
     return 0;
   };
@@ -106,7 +177,7 @@ Runner add_workload(CLI::App& app) {
 
 Runner add_compare(CLI::App& app) {
   struct Opts {
-    std::string workload, json;
+    std::string workload, json, plot;
     std::vector<std::string> hws;
     tpu::CompareOptions cmp;
   };
@@ -115,10 +186,14 @@ Runner add_compare(CLI::App& app) {
   app.add_option("--hw", o->hws, "machine config (repeat: two or more)")->required();
   app.add_flag("--exact", o->cmp.gpu_exact, "GPU runs without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
+  app.add_option("--plot", o->plot,
+                 "draw per-op bars per machine, device time and launch/dispatch, to PATH.svg or PATH.png "
+                 "(gnuplot; data and script beside it)");
   auto limits = add_limit_options(app);
   return [o, limits]() {
     apply_limits(*limits);
     check_output_path(o->json);
+    check_plot_path(o->plot);
     auto w = wl::Workload::load_file(o->workload);
     std::vector<std::shared_ptr<ConfigNode>> roots;
     for (const auto& h : o->hws) roots.push_back(load_hw(h, {}));
@@ -131,6 +206,19 @@ Runner add_compare(CLI::App& app) {
     }
     r.json["validation"] = labels;
     emit(o->json, r.json, r.text);
+    if (!o->plot.empty()) {
+      // A GPU op's time includes its launch (the config's launch overhead and stream gap); a TPU's
+      // dispatch is charged once per workload (the plot's last group).
+      std::vector<double> launch_us;
+      for (const auto& root : roots) {
+        double l = 0;
+        if (root->find("launch") && root->param<std::string>("target").or_default("gpu") == "gpu")
+          l = root->at("launch").param<double>("overhead_us").or_default(0.0) +
+              root->at("launch").param<double>("stream_gap_us").or_default(0.0);
+        launch_us.push_back(l);
+      }
+      write_compare_plot(o->plot, r.json, launch_us, "gtsim compare: " + r.json["workload"].get<std::string>());
+    }
     return 0;
   };
 }
