@@ -5,8 +5,10 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/html_report.hpp"
 #include "cli/limits.hpp"
 #include "cli/plot.hpp"
+#include "cli/report.hpp"
 #include "cli/sweep.hpp"
 #include "cli/tpu_commands.hpp"
 #include "cli/trace_output.hpp"
@@ -150,12 +152,18 @@ Runner add_workload(CLI::App& app) {
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   auto limits = add_limit_options(app);
   auto trace = add_trace_options(app);
-  return [o, limits, trace]() {
+  auto html = add_html_option(app, "the report, time per kernel and the kernel table");
+  return [o, limits, trace, html]() {
     apply_limits(*limits);
     check_output_path(o->json);
+    check_html_path(*html);
     o->run.timeline = check_trace_request(*trace);
     auto hw = load_hw(o->hw, o->sets);
     if (is_tpu_config(*hw)) {
+      if (!html->empty())
+        throw InputError(SourcePos{"<--html " + *html + ">"},
+                         "--html: the workload report is for GPU configs; " + o->hw +
+                             " is a TPU config (gtsim compare --html shows it beside a GPU)");
       if (o->run.timeline || o->run.cuda_graph || !o->run.carry_l2 || o->run.gemm_tile != "128x128")
         throw InputError(SourcePos{o->hw}, "--trace, --cuda-graph, --no-carry-l2 and --tile are for GPU configs; " +
                                                o->hw + " is a TPU config (its matmul blocks: --tiling BMxBKxBN)");
@@ -171,6 +179,12 @@ Runner add_workload(CLI::App& app) {
     r.json["validation"] = validation_label(*hw, "", o->sets);
     write_trace(*trace, r.timeline);
     emit(o->json, r.json, r.text);
+    if (!html->empty()) {
+      nlohmann::json j = r.json;
+      j["workload"] = w.name();
+      j["hw"] = hw->find("name") ? hw->at("name").scalar() : o->hw;
+      write_html(*html, workload_html(j, r.text, resolved_config_text(*hw, o->hw)));
+    }
     return 0;
   };
 }
@@ -178,23 +192,26 @@ Runner add_workload(CLI::App& app) {
 Runner add_compare(CLI::App& app) {
   struct Opts {
     std::string workload, json, plot;
-    std::vector<std::string> hws;
+    std::vector<std::string> hws, params;
     tpu::CompareOptions cmp;
   };
   auto o = std::make_shared<Opts>();
   app.add_option("--workload", o->workload, "workload YAML")->required();
   app.add_option("--hw", o->hws, "machine config (repeat: two or more)")->required();
+  app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^16 (repeatable)");
   app.add_flag("--exact", o->cmp.gpu_exact, "GPU runs without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   app.add_option("--plot", o->plot,
                  "draw per-op bars per machine, device time and launch/dispatch, to PATH.svg or PATH.png "
                  "(gnuplot; data and script beside it)");
   auto limits = add_limit_options(app);
-  return [o, limits]() {
+  auto html = add_html_option(app, "the report, the per-op bars, the per-op and machine tables");
+  return [o, limits, html]() {
     apply_limits(*limits);
     check_output_path(o->json);
     check_plot_path(o->plot);
-    auto w = wl::Workload::load_file(o->workload);
+    check_html_path(*html);
+    auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     std::vector<std::shared_ptr<ConfigNode>> roots;
     for (const auto& h : o->hws) roots.push_back(load_hw(h, {}));
     auto r = tpu::compare(w, roots, o->cmp);
@@ -206,18 +223,25 @@ Runner add_compare(CLI::App& app) {
     }
     r.json["validation"] = labels;
     emit(o->json, r.json, r.text);
-    if (!o->plot.empty()) {
-      // A GPU op's time includes its launch (the config's launch overhead and stream gap); a TPU's
-      // dispatch is charged once per workload (the plot's last group).
-      std::vector<double> launch_us;
-      for (const auto& root : roots) {
-        double l = 0;
-        if (root->find("launch") && root->param<std::string>("target").or_default("gpu") == "gpu")
-          l = root->at("launch").param<double>("overhead_us").or_default(0.0) +
-              root->at("launch").param<double>("stream_gap_us").or_default(0.0);
-        launch_us.push_back(l);
-      }
-      write_compare_plot(o->plot, r.json, launch_us, "gtsim compare: " + r.json["workload"].get<std::string>());
+    // A GPU op's time includes its launch (the config's launch overhead and stream gap); a TPU's
+    // dispatch is charged once per workload (the plot's last group).
+    std::vector<double> launch_us;
+    for (const auto& root : roots) {
+      double l = 0;
+      if (root->find("launch") && root->param<std::string>("target").or_default("gpu") == "gpu")
+        l = root->at("launch").param<double>("overhead_us").or_default(0.0) +
+            root->at("launch").param<double>("stream_gap_us").or_default(0.0);
+      launch_us.push_back(l);
+    }
+    const std::string title = "gtsim compare: " + r.json["workload"].get<std::string>();
+    if (!o->plot.empty()) write_compare_plot(o->plot, r.json, launch_us, title);
+    if (!html->empty()) {
+      std::vector<std::pair<std::string, std::string>> configs;
+      for (size_t i = 0; i < roots.size(); ++i)
+        configs.push_back({o->hws[i], resolved_config_text(*roots[i], o->hws[i])});
+      std::string svg =
+          svg_from([&](const std::string& image) { write_compare_plot(image, r.json, launch_us, title); });
+      write_html(*html, compare_html(r.json, r.text, svg, configs));
     }
     return 0;
   };

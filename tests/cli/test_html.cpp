@@ -95,6 +95,36 @@ TEST(HtmlReport, RunPageShowsStallAndBytesFiguresTablesAndConfigInChromium) {
   fs::remove_all(d);
 }
 
+TEST(HtmlReport, WorkloadPageShowsOneBarFigureAndTheKernelTable) {
+  fs::path d = temp_dir("workload"), page = d / "w.html";
+  auto r = gtsim_cli(
+      "workload --hw hw_configs/teach-tiny.yaml --workload kernels_ir/workloads/fusion_sincos.yaml "
+      "--param n=65536 --no-fusion --html " +
+      page.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  expect_page(page, 1, 1, "name: teach-tiny");
+  // one table row per kernel: sin, cos, two squares, the add
+  std::string html = slurp(page);
+  size_t body = html.find("<tbody>");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(count(html.substr(body, html.find("</tbody>") - body), "<tr>"), 5u);
+  fs::remove_all(d);
+}
+
+TEST(HtmlReport, ComparePageShowsTheBarsAndEachMachinesConfig) {
+  fs::path d = temp_dir("compare"), page = d / "c.html";
+  auto r = gtsim_cli(
+      "compare --workload kernels_ir/workloads/fusion_sincos.yaml --param n=65536 --hw "
+      "hw_configs/teach-tiny.yaml --hw hw_configs/tpu-v5e.yaml --html " +
+      page.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  expect_page(page, 1, 2, "name: teach-tiny");
+  std::string html = slurp(page);
+  EXPECT_NE(html.find("resolved config: hw_configs/tpu-v5e.yaml"), std::string::npos);
+  EXPECT_NE(html.find("resolved config: hw_configs/teach-tiny.yaml"), std::string::npos);
+  fs::remove_all(d);
+}
+
 TEST(HtmlReport, SweepPageShowsTheCurveAndOneTableRowPerPoint) {
   fs::path d = temp_dir("sweep"), page = d / "s.html";
   auto r = gtsim_cli(
