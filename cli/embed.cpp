@@ -2,6 +2,7 @@
 #include "cli/embed.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +13,6 @@
 #include <mutex>
 #include <sstream>
 #include <system_error>
-#include <unistd.h>
 
 #include "cli/cli_util.hpp"
 #include "sim/error.hpp"
@@ -33,13 +33,11 @@ std::unique_ptr<CliApp> make_cli_app() {
     cli->runners[sub] = add(*sub);
   };
   reg("run", "simulate one kernel on one machine and report time, waves, bytes and where the time went", add_run);
-  reg("check", "validate machine configs, kernels and workloads (exit 0 when all are good, 2 otherwise)",
-      add_check);
+  reg("check", "validate machine configs, kernels and workloads (exit 0 when all are good, 2 otherwise)", add_check);
   reg("trace", "print one warp's dynamic instructions with masks, addresses, sectors, lines and bank wavefronts",
       add_trace);
   reg("waves", "tiles, waves, tile efficiency and alignment of a GEMM shape, with padded alternatives", add_waves);
-  reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound",
-      add_workload);
+  reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound", add_workload);
   reg("compare", "the same workload on several machines (GPU and TPU configs) side by side", add_compare);
   reg("roofline", "attained ridge point per dtype from the model's own microbenchmarks, and each kernel's place (P2)",
       add_roofline);
@@ -50,7 +48,9 @@ std::unique_ptr<CliApp> make_cli_app() {
       "row per point",
       add_sweep);
   reg("merge", "join the shard files of gtsim sweep --shard I/N into the CSV one sweep writes", add_merge);
-  reg("validate", "compare the model with every measured point: development-set and first-shot accuracy per family, steps, twin fidelity",
+  reg("validate",
+      "compare the model with every measured point: development-set and first-shot accuracy per family, steps, twin "
+      "fidelity",
       add_validate);
   return cli;
 }

@@ -52,8 +52,8 @@ SweepAxis parse_sweep_axis(const std::string& arg, const std::string& option) {
   int64_t step = parts.size() > 2 ? parse_int(where, parts[2], "STEP") : 1;
   if (step <= 0) throw bad(where, "STEP is " + std::to_string(step) + ", expected a positive step");
   if (stop < start)
-    throw bad(where, "STOP " + std::to_string(stop) + " is below START " + std::to_string(start) +
-                         ", expected START <= STOP");
+    throw bad(where,
+              "STOP " + std::to_string(stop) + " is below START " + std::to_string(start) + ", expected START <= STOP");
   constexpr uint64_t kMaxPoints = 10'000'000;
   if (uint64_t(stop - start) / uint64_t(step) >= kMaxPoints)
     throw bad(where, "more than 10,000,000 values, expected a smaller range or a larger STEP");
@@ -175,17 +175,18 @@ std::string merge_shards(const std::vector<std::string>& paths) {
     unsigned long long i = 0, n = 0, p = 0;
     if (std::sscanf(comment.c_str(), "# gtsim sweep shard %llu/%llu of %llu points", &i, &n, &p) != 3 || n == 0 ||
         i >= n)
-      throw InputError(SourcePos{path, 1, 1}, "expected a shard file written by gtsim sweep --shard I/N "
-                                              "(its first line: # gtsim sweep shard I/N of P points)");
+      throw InputError(SourcePos{path, 1, 1},
+                       "expected a shard file written by gtsim sweep --shard I/N "
+                       "(its first line: # gtsim sweep shard I/N of P points)");
     std::getline(in, head);
     head += "\n";
     Part part{Shard{i, n}, p, {}};
     if (parts.empty()) header = head, count = n, total = p;
     if (head != header) throw InputError(SourcePos{path, 2, 1}, "its header differs from " + paths[0] + "'s");
     if (n != count || p != total)
-      throw InputError(SourcePos{path, 1, 1}, "shard of a " + std::to_string(n) + "-way sweep of " +
-                                                  std::to_string(p) + " points, expected " +
-                                                  std::to_string(count) + "-way of " + std::to_string(total));
+      throw InputError(SourcePos{path, 1, 1}, "shard of a " + std::to_string(n) + "-way sweep of " + std::to_string(p) +
+                                                  " points, expected " + std::to_string(count) + "-way of " +
+                                                  std::to_string(total));
     for (const auto& q : parts)
       if (q.shard.index == i) throw InputError(SourcePos{path, 1, 1}, "shard " + std::to_string(i) + " given twice");
     while (std::getline(in, line))

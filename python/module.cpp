@@ -30,12 +30,18 @@ namespace {
 
 const char* kind_name(cli::ErrorKind k) {
   switch (k) {
-    case cli::ErrorKind::kNone: return "";
-    case cli::ErrorKind::kUsage: return "usage";
-    case cli::ErrorKind::kInput: return "input";
-    case cli::ErrorKind::kLimit: return "limit";
-    case cli::ErrorKind::kSimulation: return "simulation";
-    case cli::ErrorKind::kOther: return "error";
+    case cli::ErrorKind::kNone:
+      return "";
+    case cli::ErrorKind::kUsage:
+      return "usage";
+    case cli::ErrorKind::kInput:
+      return "input";
+    case cli::ErrorKind::kLimit:
+      return "limit";
+    case cli::ErrorKind::kSimulation:
+      return "simulation";
+    case cli::ErrorKind::kOther:
+      return "error";
   }
   return "error";
 }
@@ -107,8 +113,12 @@ std::string kernel_json(const std::string& path, const std::map<std::string, int
   launch["uses_tensor_cores"] = program->uses_tensor_cores();
   nlohmann::json lb = nlohmann::json::array();
   for (const auto& b : program->buffers())
-    lb.push_back({{"name", b.name}, {"dtype", std::string(ir::dtype_name(b.dtype))}, {"bytes", b.bytes},
-                  {"base", b.base}, {"read", b.read}, {"written", b.written}});
+    lb.push_back({{"name", b.name},
+                  {"dtype", std::string(ir::dtype_name(b.dtype))},
+                  {"bytes", b.bytes},
+                  {"base", b.base},
+                  {"read", b.read},
+                  {"written", b.written}});
   launch["buffers"] = lb;
   j["launch"] = launch;
   return j.dump();
@@ -149,6 +159,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("path"), py::arg("params") = std::map<std::string, int64_t>{}, py::arg("hw") = "",
       py::arg("sets") = std::vector<std::string>{}, "A kernel's name, parameters and launch shape as JSON text.");
 
-  m.def("data_dir", [] { return guarded([] { return nlohmann::json(data_dir()).dump(); }); },
-        "gtsim's data folder (kernels_ir/lib, hw_configs) as JSON text: (error kind, message, json).");
+  m.def(
+      "data_dir", [] { return guarded([] { return nlohmann::json(data_dir()).dump(); }); },
+      "gtsim's data folder (kernels_ir/lib, hw_configs) as JSON text: (error kind, message, json).");
 }

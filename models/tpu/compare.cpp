@@ -26,8 +26,8 @@ OpDesc op_desc(const wl::Op& op) {
       // A 2-D or higher tensor keeps its last dimension as the lanes; a flat vector is laid out as
       // XLA does, in rows of 128 lanes (not one row padded to 8 sublanes: 8x the bytes).
       bool flat = op.outputs.empty() || op.outputs[0].shape.size() <= 1;
-      uint64_t cols = flat ? std::min<uint64_t>(128, std::max<uint64_t>(1, op.elements()))
-                           : uint64_t(op.outputs[0].shape.back());
+      uint64_t cols =
+          flat ? std::min<uint64_t>(128, std::max<uint64_t>(1, op.elements())) : uint64_t(op.outputs[0].shape.back());
       d.cols = std::max<uint64_t>(1, cols), d.rows = std::max<uint64_t>(1, (op.elements() + d.cols - 1) / d.cols);
       d.inputs = uint32_t(std::max<size_t>(1, op.inputs.size()));
       float alu = 0, sfu = 0;

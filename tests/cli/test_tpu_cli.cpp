@@ -44,8 +44,7 @@ TEST(TpuCli, RunSimulatesATpuDialectKernelWithTheGpuReportsKeys) {
 }
 
 TEST(TpuCli, EachDialectOnTheOtherTargetSaysWhichFits) {
-  CliResult c = gtsim_cli(
-      "run --hw hw_configs/tpu-v5e.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=1024");
+  CliResult c = gtsim_cli("run --hw hw_configs/tpu-v5e.yaml --kernel kernels_ir/lib/stream_copy.kir --param n=1024");
   EXPECT_EQ(c.rc, 2);
   EXPECT_NE(c.err.find("kernels_ir/lib/stream_copy.kir:"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("is a GPU kernel"), std::string::npos) << c.err;
@@ -87,8 +86,7 @@ TEST(TpuCli, WorkloadRunsOnATpuConfigWithDispatchApartFromDeviceTime) {
 }
 
 TEST(TpuCli, GpuOnlyOptionsAndBadTilingsAreRefusedBeforeTheRun) {
-  const std::string tpu_w =
-      "workload --hw hw_configs/tpu-v5e.yaml --workload kernels_ir/workloads/amdahl.yaml";
+  const std::string tpu_w = "workload --hw hw_configs/tpu-v5e.yaml --workload kernels_ir/workloads/amdahl.yaml";
   for (const char* opt : {" --cuda-graph", " --no-carry-l2", " --tile 64x64"}) {
     CliResult c = gtsim_cli(tpu_w + opt);
     EXPECT_EQ(c.rc, 2) << opt;

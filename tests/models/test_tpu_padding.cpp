@@ -87,8 +87,8 @@ TEST(TpuPadding, TurnsComputeBoundNearTheRidge) {
       flip_m = double(m), flip_ai = r.arithmetic_intensity;
     prev = r.bound;
   }
-  std::cout << "compute-bound from M = " << flip_m << " (arithmetic intensity " << flip_ai << " FLOP/B, ridge "
-            << ridge << ")\n";
+  std::cout << "compute-bound from M = " << flip_m << " (arithmetic intensity " << flip_ai << " FLOP/B, ridge " << ridge
+            << ")\n";
   ASSERT_GT(flip_m, 0) << "never turned compute-bound";
   EXPECT_NEAR(flip_ai, ridge, 0.2 * ridge);
 }
