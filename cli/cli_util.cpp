@@ -32,6 +32,19 @@ std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<s
   return ConfigNode::load_file(path, sets);
 }
 
+void check_known_params(const std::string& kernel_path, const ir::Kernel& kernel, const ir::ParamValues& params) {
+  for (const auto& [name, _] : params) {
+    bool known = false;
+    for (const auto& p : kernel.params) known = known || p.name == name;
+    if (!known) {
+      std::string list;
+      for (const auto& p : kernel.params) list += (list.empty() ? "" : ", ") + p.name;
+      throw InputError(SourcePos{kernel_path}, "kernel " + kernel.name + " has no parameter \"" + name +
+                                                   "\"; its parameters are: " + (list.empty() ? "(none)" : list));
+    }
+  }
+}
+
 std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, const ir::ParamValues& params,
                                                 const ConfigNode* hw, std::shared_ptr<const ir::Kernel>* parsed) {
   return load_program(kernel_path, params, hw, parsed, ir::parse_kernel_file(kernel_path));
@@ -46,16 +59,7 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
                          " is a TPU-dialect kernel (tpu_kernel): run it on a TPU config, e.g. "
                          "gtsim run --hw hw_configs/tpu-v5e.yaml --kernel " +
                          kernel_path);
-  for (const auto& [name, _] : params) {
-    bool known = false;
-    for (const auto& p : kernel->params) known = known || p.name == name;
-    if (!known) {
-      std::string list;
-      for (const auto& p : kernel->params) list += (list.empty() ? "" : ", ") + p.name;
-      throw InputError(SourcePos{kernel_path}, "kernel " + kernel->name + " has no parameter \"" + name +
-                                                   "\"; its parameters are: " + (list.empty() ? "(none)" : list));
-    }
-  }
+  check_known_params(kernel_path, *kernel, params);
   ir::VerifyLimits limits;
   const ir::VerifyLimits* lp = nullptr;
   if (hw && hw->has("sm")) {

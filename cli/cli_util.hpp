@@ -23,6 +23,9 @@ ir::ParamValues parse_params(const std::vector<std::string>& args);
 using gtsim::check_output_path;  // sim/output_file.hpp
 using gtsim::write_output;
 
+// InputError naming the kernel's parameters when `params` sets one the kernel does not declare.
+void check_known_params(const std::string& kernel_path, const ir::Kernel& kernel, const ir::ParamValues& params);
+
 // Loads a machine config with --set overrides.
 std::shared_ptr<ConfigNode> load_hw(const std::string& path, const std::vector<std::string>& sets);
 

@@ -90,12 +90,7 @@ int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req) {
                          " is a TPU config: run it on a GPU config (hw_configs/h200-sxm.yaml, a100-40gb.yaml, ...), "
                          "or run a TPU-dialect kernel (kernels_ir/lib/tpu_*.kir) or a workload here");
   ir::ParamValues pv = parse_params(req.params);
-  for (const auto& [name, _] : pv) {
-    bool known = false;
-    for (const auto& p : kernel->params) known = known || p.name == name;
-    if (!known)
-      throw InputError(SourcePos{req.kernel}, "kernel " + kernel->name + " has no parameter \"" + name + "\"");
-  }
+  check_known_params(req.kernel, *kernel, pv);
   tpu::ChipProgram chip = tpu::chip_program_from_ir(*kernel, pv, cfg);
   tpu::RunResult r = tpu::TpuModel(cfg).run(chip);
   nlohmann::json j = r.to_json();
