@@ -189,16 +189,37 @@ Runner add_workload(CLI::App& app) {
   };
 }
 
+namespace {
+// True when `path` (a.b.c) names a key the config has (after its base: chain is merged).
+bool config_has_path(const ConfigNode& root, const std::string& path) {
+  const ConfigNode* cur = &root;
+  for (size_t start = 0;;) {
+    size_t dot = path.find('.', start);
+    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!cur->is_map() || !cur->has(key)) return false;
+    cur = &cur->at(key);
+    if (dot == std::string::npos) return true;
+    start = dot + 1;
+  }
+}
+}  // namespace
+
 Runner add_compare(CLI::App& app) {
   struct Opts {
-    std::string workload, json, plot;
-    std::vector<std::string> hws, params;
+    std::string workload, json, plot, tiling;
+    std::vector<std::string> hws, params, sets;
     tpu::CompareOptions cmp;
   };
   auto o = std::make_shared<Opts>();
   app.add_option("--workload", o->workload, "workload YAML")->required();
   app.add_option("--hw", o->hws, "machine config (repeat: two or more)")->required();
   app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^16 (repeatable)");
+  app.add_option("--set", o->sets,
+                 "config override PATH=VALUE applied to every --hw (repeatable); refused when a machine's config "
+                 "has no such key");
+  app.add_option("--tiling", o->tiling,
+                 "matmul tiling on the TPU machines: BMxBKxBN, 0 = chosen by the lowering (GPU machines keep "
+                 "their GEMM tile)");
   app.add_flag("--exact", o->cmp.gpu_exact, "GPU runs without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   app.add_option("--plot", o->plot,
@@ -211,28 +232,49 @@ Runner add_compare(CLI::App& app) {
     check_output_path(o->json);
     check_plot_path(o->plot);
     check_html_path(*html);
+    if (!o->tiling.empty()) {
+      TilingTriple t = parse_tiling(o->tiling);
+      o->cmp.tpu.lower.tiling = {t.bm, t.bk, t.bn};
+    }
     auto w = wl::Workload::load_file(o->workload, wl::parse_param_overrides(o->params));
     std::vector<std::shared_ptr<ConfigNode>> roots;
-    for (const auto& h : o->hws) roots.push_back(load_hw(h, {}));
+    bool any_tpu = false;
+    for (const auto& h : o->hws) {
+      if (!o->sets.empty()) {  // --set applies to every machine: each must have the key
+        auto plain = load_hw(h, {});
+        for (const auto& s : o->sets) {
+          auto eq = s.find('=');
+          std::string path = s.substr(0, eq);
+          if (eq != std::string::npos && eq > 0 && !config_has_path(*plain, path))
+            throw InputError(SourcePos{"<--set " + s + ">"},
+                             "machine " + plain->param<std::string>("name").or_default(h) + " (" + h + ") has no key " +
+                                 path +
+                                 "; compare's --set applies to every --hw, so each config "
+                                 "must have it");
+        }
+      }
+      roots.push_back(load_hw(h, o->sets));
+      any_tpu = any_tpu || is_tpu_config(*roots.back());
+    }
+    if (!o->tiling.empty() && !any_tpu)
+      throw InputError(SourcePos{"<--tiling " + o->tiling + ">"},
+                       "--tiling sets the matmul blocks of the TPU machines, and no --hw is a TPU config (a GPU "
+                       "config's GEMM tile: gtsim workload --tile BMxBN)");
     auto r = tpu::compare(w, roots, o->cmp);
     nlohmann::json labels = nlohmann::json::array();
     for (size_t i = 0; i < roots.size(); ++i) {
-      auto l = validation_label(*roots[i]);
+      auto l = validation_label(*roots[i], "", o->sets);
       l["hw_file"] = o->hws[i];
       labels.push_back(l);
     }
     r.json["validation"] = labels;
+    if (!o->sets.empty()) r.json["set"] = o->sets;
+    if (!o->tiling.empty()) r.json["tiling"] = o->tiling;
     emit(o->json, r.json, r.text);
-    // A GPU op's time includes its launch (the config's launch overhead and stream gap); a TPU's
-    // dispatch is charged once per workload (the plot's last group).
+    // Each op's launch/dispatch is in the JSON (dispatch_us); a TPU's dispatch is charged once per
+    // workload (the plot's last group).
     std::vector<double> launch_us;
-    for (const auto& root : roots) {
-      double l = 0;
-      if (root->find("launch") && root->param<std::string>("target").or_default("gpu") == "gpu")
-        l = root->at("launch").param<double>("overhead_us").or_default(0.0) +
-            root->at("launch").param<double>("stream_gap_us").or_default(0.0);
-      launch_us.push_back(l);
-    }
+    for (const auto& m : r.json["machines"]) launch_us.push_back(m.value("launch_per_kernel_us", 0.0));
     const std::string title = "gtsim compare: " + r.json["workload"].get<std::string>();
     if (!o->plot.empty()) write_compare_plot(o->plot, r.json, launch_us, title);
     if (!html->empty()) {

@@ -369,14 +369,17 @@ HtmlReport compare_html(const nlohmann::json& j, const std::string& text, const 
   if (!figure_svg.empty())
     r.figures.push_back(
         {"Time per op on each machine, split into device time and dispatch (us)", inline_svg(figure_svg, "f1-")});
-  HtmlTable t{"Per op: time (us) and bound on each machine", {"op", "kind"}, {}};
-  for (const auto& m : machines) t.header.push_back(m + " time_us"), t.header.push_back(m + " bound");
+  HtmlTable t{
+      "Per op: time (us), device time without launch/dispatch (us) and bound on each machine", {"op", "kind"}, {}};
+  for (const auto& m : machines)
+    t.header.push_back(m + " time_us"), t.header.push_back(m + " device_us"), t.header.push_back(m + " bound");
   t.header.push_back("winner");
   for (const auto& op : j.value("ops", nlohmann::json::array())) {
     std::vector<std::string> row = {op.value("op", std::string("?")), op.value("kind", std::string("?"))};
     for (const auto& m : machines) {
       const auto& x = op["machines"].value(m, nlohmann::json::object());
       row.push_back(num(jnum(x, "time_us")));
+      row.push_back(num(jnum(x, "device_us")));
       row.push_back(x.value("bound", std::string("-")));
     }
     row.push_back(op.value("winner", std::string("-")));
@@ -384,19 +387,22 @@ HtmlReport compare_html(const nlohmann::json& j, const std::string& text, const 
   }
   std::vector<std::string> total = {"total", ""};
   const auto& tot = j.value("total", nlohmann::json::object());
-  for (const auto& m : machines)
-    total.push_back(num(jnum(tot.value(m, nlohmann::json::object()), "time_us"))), total.push_back("");
+  for (const auto& m : machines) {
+    const auto& x = tot.value(m, nlohmann::json::object());
+    total.push_back(num(jnum(x, "time_us"))), total.push_back(num(jnum(x, "device_us"))), total.push_back("");
+  }
   total.push_back(tot.value("winner", std::string("-")));
   t.rows.push_back(total);
   r.tables.push_back(t);
-  HtmlTable mt{
-      "Machines",
-      {"machine", "target", "peak TFLOP/s", "HBM GB/s", "ridge FLOP/byte", "dispatch per call (us)", "total (us)"},
-      {}};
+  HtmlTable mt{"Machines",
+               {"machine", "target", "peak TFLOP/s", "HBM GB/s", "HBM GiB", "ridge FLOP/byte", "launch/dispatch (us)",
+                "device (us)", "total (us)"},
+               {}};
   for (const auto& m : j.value("machines", nlohmann::json::array()))
     mt.rows.push_back({m.value("name", std::string("?")), m.value("target", std::string("?")),
-                       num(jnum(m, "peak_tflops")), num(jnum(m, "hbm_gbps")), num(jnum(m, "ridge_flop_per_byte")),
-                       num(jnum(m, "per_call_overhead_us")), num(jnum(m, "total_us"))});
+                       num(jnum(m, "peak_tflops")), num(jnum(m, "hbm_gbps")), num(jnum(m, "hbm_capacity_gib")),
+                       num(jnum(m, "ridge_flop_per_byte")), num(jnum(m, "dispatch_us")), num(jnum(m, "device_us")),
+                       num(jnum(m, "total_us"))});
   r.tables.push_back(mt);
   for (const auto& [file, yaml] : configs) r.configs.push_back({"resolved config: " + file, yaml});
   return r;

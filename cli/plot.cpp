@@ -201,9 +201,12 @@ void write_compare_plot(const std::string& image, const nlohmann::json& compare,
       std::string op;
       if (i < ops.size()) {
         op = ops[i]["op"].get<std::string>();
-        double t = json_num(ops[i]["machines"][name], "time_us");
-        launch = std::min(t, j < launch_us.size() ? launch_us[j] : 0.0);
-        device = t - launch;
+        const auto& x = ops[i]["machines"][name];
+        double t = json_num(x, "time_us");
+        if (x.contains("device_us") && x.contains("dispatch_us"))  // compare's own split
+          device = json_num(x, "device_us"), launch = json_num(x, "dispatch_us");
+        else
+          launch = std::min(t, j < launch_us.size() ? launch_us[j] : 0.0), device = t - launch;
       } else {
         op = "dispatch";
         launch = json_num(machines[j], "per_call_overhead_us");

@@ -59,9 +59,12 @@ void check_workload_fits(const wl::Workload& w, const TpuConfig& cfg) {
   }
   if (total <= cfg.hbm_bytes()) return;
   std::ostringstream os;
-  os << "workload " << w.name() << " needs " << total << " bytes (" << double(total) / 1e9
-     << " GB) of tensors, the largest " << biggest << " with " << big << " bytes, but " << cfg.name << " has "
-     << cfg.hbm_bytes() << " bytes of HBM (" << cfg.hbm.capacity_gb << " GB)";
+  const double gib = 1024.0 * 1024.0 * 1024.0;  // capacities in binary units (docs/tpu.md, "Units")
+  os.precision(4);
+  os << "workload " << w.name() << " needs " << total << " bytes (" << double(total) / gib
+     << " GiB) of tensors, the largest " << biggest << " with " << big << " bytes, but " << cfg.name << " has "
+     << cfg.hbm_bytes() << " bytes of HBM (" << double(cfg.hbm_bytes()) / gib
+     << " GiB, hbm.capacity_gb: " << cfg.hbm.capacity_gb << " decimal GB)";
   throw InputError(SourcePos{cfg.source, 0, 0}, os.str());
 }
 
@@ -76,23 +79,27 @@ TpuOpRecord run_op(const TpuModel& model, const wl::Op& op, const LowerOptions& 
   rec.op = op.name, rec.kind = kind_name(op.kind), rec.flops = op.flops(), rec.min_bytes = op.min_bytes();
   uint64_t useful = 0, array = 0;
   double longest = -1;
+  uint64_t hbm_useful = 0;
   for (const auto& prog : lower(d, cfg, lo)) {
     RunResult r = model.run(prog);
     ++rec.programs;
     rec.time_us += r.device_us;
     rec.hbm_bytes += r.hbm_read_bytes + r.hbm_write_bytes;
+    hbm_useful += r.hbm_useful_bytes;
     useful += r.mxu_useful_macs, array += r.mxu_array_macs;
     rec.mxu_cycles += r.mxu_cycles;
     if (r.device_us > longest) longest = r.device_us, rec.bound = r.bound;
   }
   if (op.kind == wl::OpKind::kAttention && op.attn.backward) {
     rec.time_us *= 2.5, rec.hbm_bytes = uint64_t(double(rec.hbm_bytes) * 2.5);
+    hbm_useful = uint64_t(double(hbm_useful) * 2.5);
     rec.note = "backward approximated as 2.5x the forward";
   }
   double cap = double(cfg.tensorcores) * cfg.mxu.count * cfg.mxu.rows * cfg.mxu.cols * cfg.mxu.rows_per_cycle *
                cfg.core_mhz * 1e6;
   rec.mxu_utilization = rec.time_us > 0 ? double(useful) / (cap * rec.time_us * 1e-6) : 0.0;
   rec.mxu_array_fill = array ? double(useful) / double(array) : 0.0;
+  rec.hbm_useful_bytes = hbm_useful, rec.mxu_useful_macs = useful, rec.mxu_array_macs = array;
   rec.intensity = rec.hbm_bytes ? double(rec.flops) / double(rec.hbm_bytes) : 0.0;
   return rec;
 }
@@ -130,7 +137,10 @@ TpuWorkloadReport run_tpu_workload(const TpuConfig& cfg, const wl::Workload& inp
                    {"time_us", r.time_us},
                    {"flops", r.flops},
                    {"hbm_bytes", r.hbm_bytes},
+                   {"hbm_useful_bytes", r.hbm_useful_bytes},
                    {"min_bytes", r.min_bytes},
+                   {"mxu_useful_macs", r.mxu_useful_macs},
+                   {"mxu_array_macs", r.mxu_array_macs},
                    {"mxu_utilization", r.mxu_utilization},
                    {"mxu_array_fill", r.mxu_array_fill},
                    {"mxu_cycles", r.mxu_cycles},
