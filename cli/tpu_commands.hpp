@@ -11,6 +11,8 @@
 
 namespace gtsim::cli {
 
+struct TraceRequest;  // cli/trace_output.hpp
+
 // True for a config whose `target:` is tpu.
 bool is_tpu_config(const ConfigNode& hw);
 
@@ -18,6 +20,7 @@ struct TpuRunRequest {
   std::string hw_path, kernel, json, tiling;
   std::vector<std::string> params, sets;
   bool stats = false;
+  const TraceRequest* trace = nullptr;  // --trace (checked before the run): the timeline
 };
 int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req);
 
@@ -25,6 +28,7 @@ struct TpuWorkloadRequest {
   std::string hw_path, workload, json, tiling;
   std::vector<std::string> params, sets;
   bool fusion = true, recompute = true;
+  const TraceRequest* trace = nullptr;  // --trace (checked before the run): the timeline, one slice per op
 };
 int run_tpu_workload_command(const ConfigNode& hw, const TpuWorkloadRequest& req);
 

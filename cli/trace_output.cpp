@@ -21,10 +21,12 @@ std::shared_ptr<TraceRequest> add_trace_options(CLI::App& app) {
   auto* g = app.add_option_group("Timeline", "a Chrome trace-event JSON timeline that ui.perfetto.dev opens");
   g->add_option("--trace", t->path,
                 "write the timeline to PATH.json: per SM its CTAs and its sub-partitions' states, L2 and HBM "
-                "counters (a sampled run shows only the simulated cycles; --exact shows all)");
+                "counters (a sampled run shows only the simulated cycles; --exact shows all); on a TPU config per "
+                "TensorCore its MXU folds, DMAs, vector ops and scalar waits, and HBM bandwidth");
   g->add_option("--trace-limit", t->limit, "events the timeline records at most; the file says where it stopped")
       ->check(CLI::Range(1.0, 1e9));
-  g->add_option("--trace-window", t->window, "cycles per sub-partition state and per counter sample")
+  g->add_option("--trace-window", t->window,
+                "cycles per sub-partition state and per counter sample (TPU: per HBM bandwidth sample)")
       ->check(CLI::Range(1u, 100000000u));
   return t;
 }
@@ -52,6 +54,20 @@ std::optional<gpu::TimelineOptions> check_trace_request(const TraceRequest& t) {
   o.max_events = uint64_t(t.limit);
   o.window_cycles = t.window;
   return o;
+}
+
+std::unique_ptr<tpu::TpuTimeline> make_tpu_timeline(const TraceRequest* t, const tpu::TpuConfig& cfg) {
+  if (!t || t->path.empty()) return nullptr;
+  tpu::TimelineOptions o;
+  o.max_events = uint64_t(t->limit);
+  o.window_cycles = t->window;
+  return std::make_unique<tpu::TpuTimeline>(o, cfg);
+}
+
+nlohmann::json tpu_workload_trace(const tpu::TpuTimeline& tl, const tpu::TpuWorkloadReport& r) {
+  std::vector<tpu::TpuTimeline::OpSpan> ops;
+  for (const auto& op : r.ops) ops.push_back({op.op, op.kind, op.programs, op.time_us, op.note});
+  return tl.to_json(&ops);
 }
 
 void write_trace(const TraceRequest& t, const nlohmann::json& trace) {

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "models/gpu/timeline.hpp"
+#include "models/tpu/compare.hpp"
+#include "models/tpu/tpu_timeline.hpp"
 
 namespace gtsim::cli {
 
@@ -28,5 +30,10 @@ std::shared_ptr<TraceRequest> add_trace_options(CLI::App& app);
 std::optional<gpu::TimelineOptions> check_trace_request(const TraceRequest& t);
 // Writes the trace whole (nothing half-written) and says where on stderr.
 void write_trace(const TraceRequest& t, const nlohmann::json& trace);
+
+// TPU configs (models/tpu/tpu_timeline.hpp): the recorder for a checked request, null for none.
+std::unique_ptr<tpu::TpuTimeline> make_tpu_timeline(const TraceRequest* t, const tpu::TpuConfig& cfg);
+// A TPU workload's trace: its calls grouped into one slice per op.
+nlohmann::json tpu_workload_trace(const tpu::TpuTimeline& tl, const tpu::TpuWorkloadReport& r);
 
 }  // namespace gtsim::cli
