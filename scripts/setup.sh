@@ -10,7 +10,7 @@ PKGS=(
   gnuplot-nox chromium
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
-  pybind11-dev python3-dev python3-nbclient python3-ipykernel python3-nbformat python3-setuptools python3-pip python3-venv python3-matplotlib
+  pybind11-dev python3-dev python3-nbclient python3-ipykernel python3-nbformat python3-setuptools python3-pip python3-venv python3-matplotlib python3-pandas
 )
 missing=()
 for p in "${PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
