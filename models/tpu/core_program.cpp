@@ -87,7 +87,15 @@ struct Checker {
   void check_rect(size_t i, const Step& s) {
     if (!buffer_ok(i, s)) return;
     const VmemBuffer& b = p.buffers[s.buffer];
-    if (s.rows == 0 || s.cols == 0 || s.rows > b.rows || s.cols > b.cols)
+    if (s.rows == 0 || s.cols == 0) {
+      error(i, std::string(s.kind == StepKind::kVector  ? "vpu.op"
+                           : s.kind == StepKind::kDmaIn ? "dma.in"
+                                                        : "dma.out") +
+                   " of a " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                   " block: a zero-size block, expected rows >= 1 and cols >= 1");
+      return;
+    }
+    if (s.rows > b.rows || s.cols > b.cols)
       error(i, "a " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " block does not fit buffer " + b.name +
                    " (" + std::to_string(b.rows) + "x" + std::to_string(b.cols) + ")");
   }
@@ -98,7 +106,11 @@ struct Checker {
       return;
     }
     if (s.kind == StepKind::kLoadWeights) {
-      if (s.rows == 0 || s.cols == 0 || s.rows > cfg.mxu.rows || s.cols > cfg.mxu.cols)
+      if (s.rows == 0 || s.cols == 0)
+        error(i, "mxu.load_weights of a " + std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                     " tile: a zero-size tile, expected k >= 1 and n >= 1");
+      // Output and input stationary fold any block over the array (the model times the folds).
+      else if (cfg.mxu.dataflow == Dataflow::kWeightStationary && (s.rows > cfg.mxu.rows || s.cols > cfg.mxu.cols))
         error(i, "weight tile " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " does not fit the " +
                      std::to_string(cfg.mxu.rows) + "x" + std::to_string(cfg.mxu.cols) + " MXU");
       weights[s.unit] = true;
@@ -160,6 +172,12 @@ void check_vmem(const CoreProgram& p, const TpuConfig& cfg, std::vector<Diagnost
   uint64_t total = 0;
   std::string list;
   for (const auto& b : p.buffers) {
+    if (b.rows == 0 || b.cols == 0 || b.slots == 0)
+      diags.push_back(
+          {SourcePos{"core program " + p.name, 0, 0}, "VMEM buffer " + b.name + " of " + std::to_string(b.rows) + "x" +
+                                                          std::to_string(b.cols) + " x" + std::to_string(b.slots) +
+                                                          " slots: a zero-size buffer, expected rows, cols and "
+                                                          "slots >= 1"});
     total += buffer_bytes(b);
     list += (list.empty() ? "" : ", ") + b.name + " " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + "x" +
             std::to_string(b.elt_bytes) + "B" + (b.slots > 1 ? " x" + std::to_string(b.slots) : "");

@@ -5,6 +5,8 @@
 //   wait    sem S                          blocks issue until one DMA on S has completed
 //   mxu.load_weights MXU k x n from BUF    pushes a k x n weight tile (k <= rows, n <= cols)
 //   mxu.matmul MXU m rows from BUF         streams m LHS rows through the loaded weights
+//   (mxu.dataflow output/input stationary: the pair is the block (m x k) @ (k x n), of any size,
+//   which the MXU folds over its array: docs/tpu_dataflows.md)
 //   vpu.op BUF rows x cols ops=A trans=T [reduce]   elementwise on (8,128) vregs
 //   sync                                   blocks issue until every MXU and vector op is done
 //   loop N { ... }                         repeats its body N times (never unrolled)

@@ -58,6 +58,7 @@ uint64_t matmul_vmem(uint64_t bm, uint64_t bk, uint64_t bn, uint32_t e) {
 }  // namespace
 
 MatmulTiling choose_tiling(const OpDesc& op, const TpuConfig& cfg, MatmulTiling want) {
+  check_dims(op);
   uint64_t tr = tile_rows(op.elt_bytes);
   uint64_t bn = want.bn ? want.bn : std::min<uint64_t>(op.n, 1024);
   uint64_t bk = want.bk ? want.bk : op.k;
@@ -81,32 +82,40 @@ MatmulTiling choose_tiling(const OpDesc& op, const TpuConfig& cfg, MatmulTiling 
 
 namespace {
 
-// Emits the MXU folds of one block: every (k tile, n tile) of the block's weights, round robin
-// over the MXUs; full tiles as a loop (one fold per MXU per trip), edge tiles after it.
-void emit_folds(CoreProgram& p, const TpuConfig& cfg, uint32_t lhs, uint64_t m, uint64_t kb, uint64_t nb,
+// Emits the MXU folds of one block, round robin over the MXUs; full tiles as a loop (one fold per
+// MXU per trip), edge tiles after it. A fold is one array-sized tile of the block's two spatial
+// dims (mxu.dataflow): weight stationary tiles (k, n) with the m rows streamed; output stationary
+// tiles (m, n) with the whole k streamed; input stationary tiles (k, m) with the whole n streamed.
+// Each fold is `mxu.load_weights U k x n` + `mxu.matmul U m rows` (docs/tpu_dataflows.md).
+void emit_folds(CoreProgram& p, const TpuConfig& cfg, uint32_t lhs, uint64_t mb, uint64_t kb, uint64_t nb,
                 uint16_t passes) {
   const uint32_t R = cfg.mxu.rows, C = cfg.mxu.cols, U = cfg.mxu.count;
-  std::vector<std::pair<uint32_t, uint32_t>> edge;
-  uint64_t full = (kb / R) * (nb / C);
-  for (uint64_t k0 = 0; k0 < kb; k0 += R)
-    for (uint64_t n0 = 0; n0 < nb; n0 += C) {
-      uint32_t k = u32(std::min<uint64_t>(R, kb - k0)), n = u32(std::min<uint64_t>(C, nb - n0));
-      if (k < R || n < C) edge.push_back({k, n});
+  const Dataflow df = cfg.mxu.dataflow;
+  // The dims tiled over the rows (a) and the columns (b).
+  const uint64_t da = df == Dataflow::kOutputStationary ? mb : kb;
+  const uint64_t db = df == Dataflow::kInputStationary ? mb : nb;
+  auto fold = [&](uint16_t u, uint64_t a, uint64_t b) {
+    uint64_t m = mb, k = kb, n = nb;
+    if (df == Dataflow::kWeightStationary) k = a, n = b;
+    if (df == Dataflow::kOutputStationary) m = a, n = b;
+    if (df == Dataflow::kInputStationary) k = a, m = b;
+    p.push(Step::load_weights(u, lhs, u32(k), u32(n)));
+    p.push(Step::matmul(u, lhs, u32(m), passes));
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> edge;
+  uint64_t full = (da / R) * (db / C);
+  for (uint64_t a0 = 0; a0 < da; a0 += R)
+    for (uint64_t b0 = 0; b0 < db; b0 += C) {
+      uint64_t a = std::min<uint64_t>(R, da - a0), b = std::min<uint64_t>(C, db - b0);
+      if (a < R || b < C) edge.push_back({a, b});
     }
   for (uint64_t f = full - full % U; f < full; ++f) edge.insert(edge.begin(), {R, C});
   if (full / U > 0) {
     p.push(Step::loop(u32(full / U)));
-    for (uint16_t u = 0; u < U; ++u) {
-      p.push(Step::load_weights(u, lhs, R, C));
-      p.push(Step::matmul(u, lhs, u32(m), passes));
-    }
+    for (uint16_t u = 0; u < U; ++u) fold(u, R, C);
     p.push(Step::end_loop());
   }
-  for (size_t i = 0; i < edge.size(); ++i) {
-    uint16_t u = uint16_t(i % U);
-    p.push(Step::load_weights(u, lhs, edge[i].first, edge[i].second));
-    p.push(Step::matmul(u, lhs, u32(m), passes));
-  }
+  for (size_t i = 0; i < edge.size(); ++i) fold(uint16_t(i % U), edge[i].first, edge[i].second);
 }
 
 struct GridStep {
@@ -265,7 +274,35 @@ CoreProgram flash_attention_core(const OpDesc& op, const TpuConfig& cfg, uint64_
 
 }  // namespace
 
+void check_dims(const OpDesc& op) {
+  std::string dims, zero;
+  auto dim = [&](const char* name, uint64_t v) {
+    dims += std::string(dims.empty() ? "" : ", ") + name + " = " + std::to_string(v);
+    if (v == 0 && zero.empty()) zero = name;
+  };
+  const char* kind = "matmul";
+  switch (op.kind) {
+    case OpKind::kMatmul:
+      dim("batch", op.batch), dim("m", op.m), dim("k", op.k), dim("n", op.n);
+      break;
+    case OpKind::kAttention:
+      kind = "attention";
+      dim("batch_heads", op.batch_heads), dim("seq", op.seq), dim("head_dim", op.head_dim);
+      break;
+    default:
+      kind = op.kind == OpKind::kElementwise ? "elementwise" : op.kind == OpKind::kReduction ? "reduction" : "softmax";
+      dim("rows", op.rows), dim("cols", op.cols);
+      if (op.kind == OpKind::kElementwise) dim("inputs", op.inputs);
+      break;
+  }
+  if (!zero.empty())
+    throw InputError(SourcePos{"op " + op.name, 0, 0}, std::string(kind) + " with " + zero + " = 0 (" + dims +
+                                                           "): a zero-size dimension has no work to time, "
+                                                           "expected every dimension >= 1");
+}
+
 std::vector<ChipProgram> lower(const OpDesc& op, const TpuConfig& cfg, const LowerOptions& opt) {
+  check_dims(op);
   check_hbm_capacity(op, cfg);
   std::vector<ChipProgram> out;
   auto chip = [&](const OpDesc& o) {

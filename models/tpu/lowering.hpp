@@ -55,6 +55,10 @@ struct LowerOptions {
 // shape; bk grows to the whole K when the panels fit VMEM; shrinks until the buffers fit.
 MatmulTiling choose_tiling(const OpDesc& op, const TpuConfig& cfg, MatmulTiling want = {});
 
+// Throws InputError when a dimension of the op is 0 (m, k, n, batch; rows, cols; seq, head_dim):
+// the lowering would divide by it.
+void check_dims(const OpDesc& op);
+
 // Throws InputError when the op's tensors do not fit the chip's HBM (sizes named).
 void check_hbm_capacity(const OpDesc& op, const TpuConfig& cfg);
 

@@ -7,6 +7,17 @@ namespace gtsim::tpu {
 
 const char* timing_name(MxuTiming t) { return t == MxuTiming::kTextbook ? "textbook" : "tpu_like"; }
 
+const char* dataflow_name(Dataflow d) {
+  switch (d) {
+    case Dataflow::kOutputStationary:
+      return "output_stationary";
+    case Dataflow::kInputStationary:
+      return "input_stationary";
+    default:
+      return "weight_stationary";
+  }
+}
+
 double TpuConfig::derived_peak_flops() const {
   return double(tensorcores) * mxu.count * mxu.rows * mxu.cols * 2.0 * mxu.rows_per_cycle * core_mhz * 1e6;
 }
@@ -31,6 +42,19 @@ MxuConfig read_mxu(const ConfigNode& n) {
     t.fail("unknown timing \"" + name + "\", registered: textbook, tpu_like" +
            (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
   }
+  const std::string df = n.param<std::string>("dataflow")
+                             .one_of({"weight_stationary", "output_stationary", "input_stationary"})
+                             .or_default("weight_stationary");
+  if (df == "output_stationary")
+    m.dataflow = Dataflow::kOutputStationary;
+  else if (df == "input_stationary")
+    m.dataflow = Dataflow::kInputStationary;
+  if (m.dataflow != Dataflow::kWeightStationary && m.timing == MxuTiming::kTpuLike)
+    n.at("dataflow")
+        .fail(df +
+              " needs mxu.timing: textbook (tpu_like models the TPU's weight-stationary MXU, whose "
+              "next weight tile loads while the current one streams; docs/tpu_dataflows.md)");
+  m.sram_words_per_cycle = n.param<double>("sram_bandwidth_words_per_cycle").positive().optional().value_or(0.0);
   return m;
 }
 

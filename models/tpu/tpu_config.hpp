@@ -15,6 +15,12 @@ namespace gtsim::tpu {
 
 enum class MxuTiming { kTextbook, kTpuLike };
 
+// Which operand stays in the array (SCALE-Sim's three dataflows, docs/tpu_dataflows.md). For a
+// GEMM (M x K) @ (K x N): weight stationary maps K to rows, N to columns, M streams; output
+// stationary maps M to rows, N to columns, K streams; input stationary maps K to rows, M to
+// columns, N streams. output_stationary and input_stationary need mxu.timing: textbook.
+enum class Dataflow { kWeightStationary, kOutputStationary, kInputStationary };
+
 struct MxuConfig {
   uint32_t count = 4;            // MXUs per TensorCore
   uint32_t rows = 128;           // systolic array rows (K side of the weight tile)
@@ -22,6 +28,10 @@ struct MxuConfig {
   uint32_t rows_per_cycle = 1;   // LHS rows streamed per cycle (v6e knob: see tpu-v6e.yaml)
   uint32_t f32_passes = 3;       // bf16 passes per f32 matmul (assumed: bf16x3)
   MxuTiming timing = MxuTiming::kTpuLike;
+  Dataflow dataflow = Dataflow::kWeightStationary;
+  // Words per cycle that one operand port (SRAM -> array edge) delivers; 0 = unlimited. A fold phase
+  // that moves W words through a port and takes L cycles unthrottled takes max(L, ceil(W / this)).
+  double sram_words_per_cycle = 0;
 };
 
 struct VpuConfig {
@@ -70,5 +80,6 @@ struct TpuConfig {
 };
 
 const char* timing_name(MxuTiming t);
+const char* dataflow_name(Dataflow d);
 
 }  // namespace gtsim::tpu

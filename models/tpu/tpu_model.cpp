@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "models/mem/hbm.hpp"
@@ -170,29 +171,79 @@ class TensorCore : public Component {
     sim().schedule(done, this, kDmaDone, s.unit);
   }
 
+  // A phase that moves `words` through one operand port and takes `cycles` unthrottled: with
+  // mxu.sram_bandwidth_words_per_cycle B it takes max(cycles, ceil(words / B)) (the array stalls
+  // until the port has delivered its operands, as SCALE-Sim's USER bandwidth mode does).
+  double throttle(double cycles, double words) const {
+    double b = cfg_.mxu.sram_words_per_cycle;
+    return b > 0 ? std::max(cycles, std::ceil(words / b - 1e-9)) : cycles;
+  }
+
   // Textbook: the push waits for the previous fold to drain (folds back to back, SCALE-Sim).
   // TPU-like: the push overlaps the previous fold's stream (one staging buffer of weights).
+  // Output and input stationary (textbook only): the step records the k x n right-hand block; the
+  // matmul times its folds (docs/tpu_dataflows.md).
   void load_weights(const Step& s, Tick t) {
     MxuState& m = mxu_[s.unit];
     Tick ready = cfg_.mxu.timing == MxuTiming::kTextbook ? m.drain_end : std::max(m.load_end, m.stream_start);
     m.load_start = clk_.next_edge(std::max(t, ready));
-    m.load_end = m.load_start + cyc(cfg_.mxu.rows);
     m.k = s.rows, m.n = s.cols;
+    double load = cfg_.mxu.dataflow == Dataflow::kWeightStationary
+                      ? throttle(cfg_.mxu.rows, double(s.rows) * s.cols)  // k rows of n weights
+                      : 0.0;
+    m.load_end = m.load_start + cyc(load);
   }
 
   void matmul(const Step& s, Tick t) {
     MxuState& m = mxu_[s.unit];
+    if (cfg_.mxu.dataflow != Dataflow::kWeightStationary) return matmul_folded(s, t);
     uint32_t rpc = cfg_.mxu.rows_per_cycle;
-    double stream = double((s.rows + rpc - 1) / rpc) * s.passes;
+    // The LHS streams m rows, each k words wide, through the weights.
+    double stream = throttle(double((s.rows + rpc - 1) / rpc) * s.passes, double(s.rows) * m.k * s.passes);
     m.stream_start = std::max({t, m.load_end, m.stream_end});
     m.stream_end = m.stream_start + cyc(stream);
     m.drain_end = m.stream_end + cyc(cfg_.mxu.rows + cfg_.mxu.cols - 2);
-    Tick from = std::max(m.load_start, m.busy_until);
+    account(s, m, m.load_start, uint64_t(s.rows) * cfg_.mxu.rows * cfg_.mxu.cols, 1);
+  }
+
+  // Output / input stationary, textbook: the block (m x k) @ (k x n) folds over the array
+  // (OS: m over rows, n over columns, k streams; IS: k over rows, m over columns, n streams), each
+  // fold preload (IS: R cycles; OS: none) + the temporal dim streamed + R + C - 2 of fill and drain,
+  // back to back.
+  void matmul_folded(const Step& s, Tick t) {
+    MxuState& m = mxu_[s.unit];
+    const uint64_t R = cfg_.mxu.rows, C = cfg_.mxu.cols, rpc = cfg_.mxu.rows_per_cycle;
+    const bool os = cfg_.mxu.dataflow == Dataflow::kOutputStationary;
+    const uint64_t sr = os ? s.rows : m.k, sc = os ? m.n : s.rows, temporal = os ? m.k : m.n;
+    const double stream0 = double((temporal + rpc - 1) / rpc) * s.passes;
+    double total = 0;
+    uint64_t folds = 0;
+    // Folds come in at most four shapes: full or edge along the rows, full or edge along the columns.
+    for (uint64_t r : {R, sr % R})
+      for (uint64_t c : {C, sc % C}) {
+        uint64_t n = (r == R ? sr / R : (r ? 1 : 0)) * (c == C ? sc / C : (c ? 1 : 0));
+        if (n == 0) continue;
+        double fold;
+        if (os)  // both operands stream: r words per cycle on the rows, c on the columns
+          fold = throttle(throttle(stream0, double(temporal) * r * s.passes), double(temporal) * c * s.passes);
+        else  // the r x c input tile is preloaded, the weights stream r words per cycle
+          fold = throttle(double(R), double(r) * c) + throttle(stream0, double(temporal) * r * s.passes);
+        total += double(n) * (fold + double(R + C - 2));
+        folds += n;
+      }
+    m.stream_start = clk_.next_edge(std::max({t, m.load_start, m.drain_end}));
+    m.drain_end = m.stream_start + cyc(total);
+    m.stream_end = m.drain_end - cyc(double(R + C - 2));
+    account(s, m, m.stream_start, folds * temporal * R * C, folds);
+  }
+
+  void account(const Step& s, MxuState& m, Tick start, uint64_t array_macs, uint64_t folds) {
+    Tick from = std::max(start, m.busy_until);
     m.busy += m.drain_end - from;
     m.busy_until = m.drain_end;
     useful_macs_ += uint64_t(s.rows) * m.k * m.n;
-    array_macs_ += uint64_t(s.rows) * cfg_.mxu.rows * cfg_.mxu.cols;
-    ++folds_;
+    array_macs_ += array_macs;
+    folds_ += folds;
     ++outstanding_;
     sim().schedule(m.drain_end, this, kMxuDone, s.unit);
   }
