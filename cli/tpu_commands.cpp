@@ -13,6 +13,7 @@
 #include "models/tpu/from_ir.hpp"
 #include "models/tpu/tpu_model.hpp"
 #include "sim/error.hpp"
+#include "sim/simulation.hpp"
 
 namespace gtsim::cli {
 
@@ -79,6 +80,18 @@ std::string run_report(const nlohmann::json& j, const tpu::TpuConfig& cfg) {
   return os.str();
 }
 
+// The workload's calls run one after another on one chip, so their device times add up to the
+// machine's simulated time: --max-sim-seconds applies to the sum (each call's own Simulation also
+// stops at it, and at --max-events). Checked before anything is written.
+void check_workload_sim_time(const tpu::TpuWorkloadReport& r) {
+  double device_s = (r.total_us - r.dispatch_us) * 1e-6, limit = run_limits().max_sim_seconds;
+  if (device_s <= limit) return;
+  std::ostringstream os;
+  os << "simulated time limit reached: the workload's " << r.ops.size() << " ops take " << device_s
+     << " s of simulated device time together (the limit is " << limit << " s); raise it with --max-sim-seconds";
+  throw LimitError(os.str());
+}
+
 }  // namespace
 
 int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req) {
@@ -120,6 +133,7 @@ int run_tpu_workload_command(const ConfigNode& hw, const TpuWorkloadRequest& req
     opt.lower.tiling = {t.bm, t.bk, t.bn};
   }
   tpu::TpuWorkloadReport r = tpu::run_tpu_workload(cfg, w, opt);
+  check_workload_sim_time(r);
   r.json["workload"] = w.name();
   r.json["hw_file"] = req.hw_path;
   r.json["total_us_device"] = r.total_us - r.dispatch_us;
