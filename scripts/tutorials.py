@@ -24,7 +24,7 @@ Convention (docs/tutorials/README.md says the same for page authors):
   repository's absolute path. Everything else the tool prints must be the same on every run.
 
 Usage:
-  scripts/tutorials.sh [--check] [PAGE...]     (default pages: docs/tutorials/*.md README.md)
+  scripts/tutorials.sh [--check] [-j N] [PAGE...]     (default pages: docs/tutorials/*.md README.md)
 
   without --check: run every command and rewrite the output lines in place;
   --check: rewrite nothing; print a diff for each page whose shown output differs and exit 1.
@@ -32,6 +32,7 @@ Usage:
 """
 
 import argparse
+import concurrent.futures
 import difflib
 import glob
 import os
@@ -41,12 +42,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FENCE_RE = re.compile(r"^(`{3,}|~{3,})\s*(.*)$")
 COMMAND_TIMEOUT_S = 300
-CPU_SECONDS = [0.0]
 
 # (pattern, replacement): applied to every output line, when writing and when comparing.
 MASKS = [
@@ -115,7 +116,6 @@ def run_command(cmd_lines, bindir, log):
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env.setdefault("LC_ALL", "C")
     start = time.monotonic()
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(["bash", "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -128,10 +128,7 @@ def run_command(cmd_lines, bindir, log):
         rc = 124
     out = out.decode("utf-8", "replace")
     seconds = time.monotonic() - start
-    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
-    CPU_SECONDS[0] += cpu
-    log(f"  {seconds:6.1f} s wall {cpu:6.1f} s cpu  {cmd_lines[0][2:][:90]}")
+    log(f"{seconds:6.1f} s  {cmd_lines[0][2:][:90]}")
     # A progress bar rewrites its line with \r: keep what the line ends as.
     lines = [mask(l.split("\r")[-1]) for l in out.rstrip("\n").split("\n")] if out.strip() else []
     return lines, rc, seconds
@@ -159,43 +156,58 @@ def render(page, bindir, log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                    help="pages run at once (default: the number of CPUs); a page's commands run in order")
     ap.add_argument("pages", nargs="*", help="pages (default: docs/tutorials/*.md README.md)")
     args = ap.parse_args()
     pages = args.pages or sorted(glob.glob(os.path.join(ROOT, "docs/tutorials/*.md"))) + [
         os.path.join(ROOT, "README.md")]
+    pages = [os.path.abspath(p) for p in pages]
     gtsim = os.path.abspath(os.environ.get("GTSIM", os.path.join(ROOT, "build/cli/gtsim")))
     if not os.access(gtsim, os.X_OK):
         print(f"tutorials: no gtsim at {gtsim} (set GTSIM)", file=sys.stderr)
         return 2
-    log = lambda s: print(s, file=sys.stderr, flush=True)
+    lock = threading.Lock()
+
+    def log(s):
+        with lock:
+            print(s, file=sys.stderr, flush=True)
+
     differ, failed, total = [], [], time.monotonic()
     with tempfile.TemporaryDirectory() as bindir:
         os.symlink(gtsim, os.path.join(bindir, "gtsim"))
-        for page in pages:
-            page = os.path.abspath(page)
+
+        def one(page):
             rel = os.path.relpath(page, ROOT)
-            log(rel)
             try:
-                old, new, failures = render(page, bindir, log)
+                return rel, render(page, bindir, lambda s: log(f"{rel}: {s.strip()}")), None
             except ValueError as e:
-                log(f"{rel}: {e}")
-                failed.append(rel)
-                continue
-            for cmd, rc, lines in failures:
-                failed.append(rel)
-                log(f"{rel}: command exited {rc}:\n  " + "\n  ".join(cmd) + "\n" + "\n".join(lines[-20:]))
-            if args.check:
-                if old != new:
-                    differ.append(rel)
-                    diff = difflib.unified_diff(old.split("\n"), new.split("\n"), rel + " (shown)",
-                                                rel + " (printed now)", lineterm="", n=1)
-                    print("\n".join(diff))
-                    sys.stdout.write("\n")
-            elif new != old:
-                with open(page, "w") as f:
-                    f.write(new)
-                log(f"  rewrote {rel}")
-    log(f"tutorials: {len(pages)} pages in {time.monotonic() - total:.1f} s wall, {CPU_SECONDS[0]:.1f} s cpu"
+                return rel, None, str(e)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, pages))
+    for page, (rel, result, error) in zip(pages, results):
+        if error:
+            log(f"{rel}: {error}")
+            failed.append(rel)
+            continue
+        old, new, failures = result
+        for cmd, rc, lines in failures:
+            failed.append(rel)
+            log(f"{rel}: command exited {rc}:\n  " + "\n  ".join(cmd) + "\n" + "\n".join(lines[-20:]))
+        if args.check:
+            if old != new:
+                differ.append(rel)
+                diff = difflib.unified_diff(old.split("\n"), new.split("\n"), rel + " (shown)",
+                                            rel + " (printed now)", lineterm="", n=1)
+                print("\n".join(diff) + "\n")
+        elif new != old:
+            with open(page, "w") as f:
+                f.write(new)
+            log(f"rewrote {rel}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log(f"tutorials: {len(pages)} pages in {time.monotonic() - total:.1f} s wall, "
+        f"{usage.ru_utime + usage.ru_stime:.1f} s cpu, {max(1, args.jobs)} at once"
         + (f"; differ: {', '.join(differ)}" if differ else "")
         + (f"; failed: {', '.join(sorted(set(failed)))}" if failed else ""))
     if failed:

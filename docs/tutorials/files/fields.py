@@ -23,7 +23,7 @@ def get(obj, parts):
 
 def fmt(v):
     if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:.0f}"
+        return f"{v:.4g}"
     return str(v)
 
 
