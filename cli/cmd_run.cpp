@@ -60,11 +60,9 @@ Runner add_run(CLI::App& app) {
       if (!html->empty())
         throw InputError(SourcePos{"<--html " + *html + ">"},
                          "--html: the run report is for GPU configs; " + o->hw + " is a TPU config (leave it out)");
-      if (o->l2_start != "empty" || timeline)
-        throw InputError(SourcePos{o->hw}, std::string(timeline ? "--trace" : "--l2-start") +
-                                               ": not for TPU configs (a TPU has no L2, and its timeline is not "
-                                               "written yet); leave it out");
-      return run_tpu_kernel(*hw, {o->hw, o->kernel, o->json, "", o->params, o->sets, o->stats});
+      if (o->l2_start != "empty")
+        throw InputError(SourcePos{o->hw}, "--l2-start: not for TPU configs (a TPU has no L2); leave it out");
+      return run_tpu_kernel(*hw, {o->hw, o->kernel, o->json, "", o->params, o->sets, o->stats, trace.get()});
     }
     std::shared_ptr<const ir::Kernel> kernel;
     auto program = load_program(o->kernel, parse_params(o->params), hw.get(), &kernel);

@@ -164,11 +164,11 @@ Runner add_workload(CLI::App& app) {
         throw InputError(SourcePos{"<--html " + *html + ">"},
                          "--html: the workload report is for GPU configs; " + o->hw +
                              " is a TPU config (gtsim compare --html shows it beside a GPU)");
-      if (o->run.timeline || o->run.cuda_graph || !o->run.carry_l2 || o->run.gemm_tile != "128x128")
-        throw InputError(SourcePos{o->hw}, "--trace, --cuda-graph, --no-carry-l2 and --tile are for GPU configs; " +
-                                               o->hw + " is a TPU config (its matmul blocks: --tiling BMxBKxBN)");
-      return run_tpu_workload_command(
-          *hw, {o->hw, o->workload, o->json, o->tiling, o->params, o->sets, !o->no_fusion, !o->no_recompute});
+      if (o->run.cuda_graph || !o->run.carry_l2 || o->run.gemm_tile != "128x128")
+        throw InputError(SourcePos{o->hw}, "--cuda-graph, --no-carry-l2 and --tile are for GPU configs; " + o->hw +
+                                               " is a TPU config (its matmul blocks: --tiling BMxBKxBN)");
+      return run_tpu_workload_command(*hw, {o->hw, o->workload, o->json, o->tiling, o->params, o->sets, !o->no_fusion,
+                                            !o->no_recompute, o->run.timeline ? trace.get() : nullptr});
     }
     if (!o->tiling.empty())
       throw InputError(SourcePos{o->hw}, "--tiling is for TPU configs; on a GPU config the GEMM tile is --tile BMxBN");

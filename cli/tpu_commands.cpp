@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/cli_util.hpp"
+#include "cli/trace_output.hpp"
 #include "kernels_ir/graph/workload.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/tpu/compare.hpp"
@@ -105,7 +106,10 @@ int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req) {
   ir::ParamValues pv = parse_params(req.params);
   check_known_params(req.kernel, *kernel, pv);
   tpu::ChipProgram chip = tpu::chip_program_from_ir(*kernel, pv, cfg);
-  tpu::RunResult r = tpu::TpuModel(cfg).run(chip);
+  auto timeline = make_tpu_timeline(req.trace, cfg);  // null without --trace
+  tpu::TpuModel model(cfg);
+  model.record_timeline(timeline.get());
+  tpu::RunResult r = model.run(chip);
   nlohmann::json j = r.to_json();
   j["kernel"] = kernel->name;
   j["hw_file"] = req.hw_path;
@@ -117,6 +121,7 @@ int run_tpu_kernel(const ConfigNode& hw, const TpuRunRequest& req) {
   for (const auto& [name, value] : pv) params[name] = value;
   j["params"] = params;
   if (!req.stats) j.erase("stats");
+  if (timeline) write_trace(*req.trace, timeline->to_json());
   if (!req.json.empty()) write_output(req.json, j.dump(2) + "\n");
   if (req.json != "-") std::cout << run_report(j, cfg);
   return 0;
@@ -132,8 +137,11 @@ int run_tpu_workload_command(const ConfigNode& hw, const TpuWorkloadRequest& req
     TilingTriple t = parse_tiling(req.tiling);
     opt.lower.tiling = {t.bm, t.bk, t.bn};
   }
+  auto timeline = make_tpu_timeline(req.trace, cfg);
+  tpu::TimelineScope scope(timeline.get());  // the models run_tpu_workload builds record there
   tpu::TpuWorkloadReport r = tpu::run_tpu_workload(cfg, w, opt);
   check_workload_sim_time(r);
+  if (timeline) write_trace(*req.trace, tpu_workload_trace(*timeline, r));
   r.json["workload"] = w.name();
   r.json["hw_file"] = req.hw_path;
   r.json["total_us_device"] = r.total_us - r.dispatch_us;

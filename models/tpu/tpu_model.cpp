@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "models/mem/hbm.hpp"
+#include "models/tpu/tpu_timeline.hpp"
 #include "sim/simulation.hpp"
 
 namespace gtsim::tpu {
@@ -69,6 +70,7 @@ class TensorCore : public Component {
         steps_(stats().counter("steps_issued", "core program steps issued", "step")) {}
 
   void start() { sim().schedule(0, this, kIssue); }
+  void record_timeline(TpuTimeline* t, uint32_t index) { tl_ = t, tl_index_ = index; }
   uint64_t mxu_busy_total() const {
     uint64_t s = 0;
     for (const auto& m : mxu_) s += m.busy;
@@ -90,6 +92,7 @@ class TensorCore : public Component {
       case kDmaDone:
         ++sems_[arg];
         if (waiting_sem_ == int64_t(arg)) {
+          if (tl_) tl_->scalar_wait(tl_index_, "wait sem " + std::to_string(arg), blocked_at_, now);
           waiting_sem_ = -1;
           issue(now);
         }
@@ -97,6 +100,7 @@ class TensorCore : public Component {
       default:
         --outstanding_;
         if (waiting_sync_ && outstanding_ == 0) {
+          if (tl_) tl_->scalar_wait(tl_index_, "sync", blocked_at_, now);
           waiting_sync_ = false;
           issue(now);
         }
@@ -115,12 +119,14 @@ class TensorCore : public Component {
       if (s.kind == StepKind::kWait) {
         if (sems_[s.unit] == 0) {
           waiting_sem_ = s.unit;
+          blocked_at_ = t;
           return;
         }
         --sems_[s.unit];
       } else if (s.kind == StepKind::kSync) {
         if (outstanding_ > 0) {
           waiting_sync_ = true;
+          blocked_at_ = t;
           return;
         }
       } else if (s.kind == StepKind::kLoop) {
@@ -167,6 +173,10 @@ class TensorCore : public Component {
     Tick start = std::max(t + cyc(cfg_.dma_issue_cycles), *e);
     Tick done = hbm_.transfer(start, padded_bytes(s.rows, s.cols, b.elt_bytes), s.kind == StepKind::kDmaOut);
     dma_useful_ += uint64_t(s.rows) * s.cols * b.elt_bytes;
+    if (tl_)
+      tl_->dma(tl_index_, uint32_t(e - dma_free_.begin()), start, done, s.kind == StepKind::kDmaOut,
+               (padded_bytes(s.rows, s.cols, b.elt_bytes) + hbm_.burst - 1) / hbm_.burst * hbm_.burst,
+               uint64_t(s.rows) * s.cols * b.elt_bytes, b.name, s.unit);
     *e = done;
     sim().schedule(done, this, kDmaDone, s.unit);
   }
@@ -192,6 +202,7 @@ class TensorCore : public Component {
                       ? throttle(cfg_.mxu.rows, double(s.rows) * s.cols)  // k rows of n weights
                       : 0.0;
     m.load_end = m.load_start + cyc(load);
+    if (tl_ && m.load_end > m.load_start) tl_->weight_load(tl_index_, s.unit, m.load_start, m.load_end, m.k, m.n);
   }
 
   void matmul(const Step& s, Tick t) {
@@ -239,6 +250,7 @@ class TensorCore : public Component {
 
   void account(const Step& s, MxuState& m, Tick start, uint64_t array_macs, uint64_t folds) {
     Tick from = std::max(start, m.busy_until);
+    if (tl_) tl_->fold(tl_index_, s.unit, from, m.stream_start, m.stream_end, m.drain_end, s.rows, m.k, m.n);
     m.busy += m.drain_end - from;
     m.busy_until = m.drain_end;
     useful_macs_ += uint64_t(s.rows) * m.k * m.n;
@@ -258,6 +270,7 @@ class TensorCore : public Component {
     uint64_t bytes = 2ull * s.rows * s.cols * prog_.buffers[s.buffer].elt_bytes;  // load + store
     Tick end = std::max(start + cyc(cycles), vmem_.reserve(start, bytes));
     vpu_busy_ += end - start;
+    if (tl_) tl_->vector(tl_index_, start, end, s.rows, s.cols, vregs, s.alu_ops, s.transcendentals, s.reduce);
     vpu_free_ = end;
     vregs_ += vregs;
     velems_ += uint64_t(s.rows) * s.cols;
@@ -280,6 +293,9 @@ class TensorCore : public Component {
   uint32_t outstanding_ = 0;
   Tick vpu_free_ = 0;
   uint64_t vpu_busy_ = 0;
+  TpuTimeline* tl_ = nullptr;  // null: not recording
+  uint32_t tl_index_ = 0;
+  Tick blocked_at_ = 0;
   Counter &useful_macs_, &array_macs_, &folds_, &vregs_, &velems_, &dma_useful_, &steps_;
 };
 
@@ -338,12 +354,16 @@ RunResult TpuModel::run(const ChipProgram& program) const {
   hbm.model = mem::make_hbm_model(cfg_.hbm, chip.child("hbm"));
   hbm.burst = cfg_.hbm.burst_bytes;
   if (cfg_.hbm.impl == "banked") hbm.chunk = cfg_.hbm.banked.interleave_bytes;
+  TpuTimeline* tl = timeline_ ? timeline_ : TpuTimeline::active();
+  if (tl) tl->begin_call(program.name);
   std::vector<std::unique_ptr<TensorCore>> tcs;
   for (size_t i = 0; i < program.cores.size(); ++i) {
     tcs.push_back(std::make_unique<TensorCore>(sim, chip, "tc" + std::to_string(i), cfg_, hbm, clk, program.cores[i]));
+    tcs.back()->record_timeline(tl, uint32_t(i));
     tcs.back()->start();
   }
   Tick end = sim.run();
+  if (tl) tl->end_call(end);
   RunResult r;
   r.name = program.name;
   r.hw = cfg_.name;

@@ -1,9 +1,9 @@
 // The TPU chip model: TensorCores that issue core programs on the discrete-event engine.
 // Each TensorCore has a scalar issue unit, DMA engines (HBM <-> VMEM, asynchronous, signalling
-// semaphores), MXUs (weight-stationary systolic arrays; textbook or tpu_like timing), a vector
-// unit working on (8,128) vregs and VMEM bandwidth as a server; the chip's HBM is a bandwidth
-// server shared by its TensorCores. Events: DMA completions, MXU fold completions, vector op
-// completions, scalar resumption after a wait or sync.
+// semaphores), MXUs (systolic arrays, weight-, output- or input-stationary: docs/tpu_dataflows.md;
+// textbook or tpu_like timing), a vector unit working on (8,128) vregs and VMEM bandwidth as a
+// server; the chip's HBM is a bandwidth server shared by its TensorCores. Events: DMA completions,
+// MXU fold completions, vector op completions, scalar resumption after a wait or sync.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@
 #include "models/tpu/tpu_config.hpp"
 
 namespace gtsim::tpu {
+
+class TpuTimeline;  // models/tpu/tpu_timeline.hpp
 
 struct RunResult {
   std::string name;
@@ -55,9 +57,12 @@ class TpuModel {
   const TpuConfig& config() const { return cfg_; }
   // Verifies each core program, then simulates the call to completion.
   RunResult run(const ChipProgram& program) const;
+  // Records each run on `t` (null: the thread's active one, TimelineScope; none: no cost).
+  void record_timeline(TpuTimeline* t) { timeline_ = t; }
 
  private:
   TpuConfig cfg_;
+  TpuTimeline* timeline_ = nullptr;
 };
 
 }  // namespace gtsim::tpu
