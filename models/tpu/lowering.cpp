@@ -1,6 +1,7 @@
 #include "models/tpu/lowering.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 #include "sim/error.hpp"
@@ -17,19 +18,27 @@ uint32_t u32(uint64_t v) { return uint32_t(std::min<uint64_t>(v, 0xffffffffu)); 
 
 uint64_t OpDesc::flops() const {
   switch (kind) {
-    case OpKind::kMatmul: return 2 * batch * m * k * n;
-    case OpKind::kAttention: return 4 * batch_heads * seq * seq * head_dim;  // QK^T and PV
-    default: return uint64_t(double(rows * cols) * (alu_ops + transcendentals));
+    case OpKind::kMatmul:
+      return 2 * batch * m * k * n;
+    case OpKind::kAttention:
+      return 4 * batch_heads * seq * seq * head_dim;  // QK^T and PV
+    default:
+      return uint64_t(double(rows * cols) * (alu_ops + transcendentals));
   }
 }
 
 uint64_t OpDesc::min_bytes() const {
   switch (kind) {
-    case OpKind::kMatmul: return batch * (m * k + k * n + m * n) * elt_bytes;
-    case OpKind::kElementwise: return (inputs + 1) * rows * cols * elt_bytes;
-    case OpKind::kReduction: return (rows * cols + rows) * elt_bytes;
-    case OpKind::kSoftmax: return 2 * rows * cols * elt_bytes;
-    case OpKind::kAttention: return 4 * batch_heads * seq * head_dim * elt_bytes;
+    case OpKind::kMatmul:
+      return batch * (m * k + k * n + m * n) * elt_bytes;
+    case OpKind::kElementwise:
+      return (inputs + 1) * rows * cols * elt_bytes;
+    case OpKind::kReduction:
+      return (rows * cols + rows) * elt_bytes;
+    case OpKind::kSoftmax:
+      return 2 * rows * cols * elt_bytes;
+    case OpKind::kAttention:
+      return 4 * batch_heads * seq * head_dim * elt_bytes;
   }
   return 0;
 }
@@ -43,8 +52,10 @@ void check_hbm_capacity(const OpDesc& op, const TpuConfig& cfg) {
   uint64_t need = op.footprint_bytes();
   if (need <= cfg.hbm_bytes()) return;
   std::ostringstream os;
-  os << "op " << op.name << " needs " << need << " bytes (" << double(need) / 1e9 << " GB) of tensors in HBM but "
-     << cfg.name << " has " << cfg.hbm_bytes() << " bytes (" << cfg.hbm.capacity_gb << " GB, hbm.capacity_gb)";
+  const double gib = 1024.0 * 1024.0 * 1024.0;  // capacities in binary units (docs/tpu.md, "Units")
+  os << std::setprecision(4) << "op " << op.name << " needs " << need << " bytes (" << double(need) / gib
+     << " GiB) of tensors in HBM but " << cfg.name << " has " << cfg.hbm_bytes() << " bytes ("
+     << double(cfg.hbm_bytes()) / gib << " GiB, hbm.capacity_gb: " << cfg.hbm.capacity_gb << " decimal GB)";
   throw InputError(SourcePos{cfg.source, 0, 0}, os.str());
 }
 
@@ -72,10 +83,14 @@ MatmulTiling choose_tiling(const OpDesc& op, const TpuConfig& cfg, MatmulTiling 
     while (bk > 1024 && matmul_vmem(bm, bk, bn, op.elt_bytes) > budget) bk = round_up(cdiv(bk, 2), 128);
   if (!want.bk && bk > 1024 && op.k > bk) bk = 1024;
   while (matmul_vmem(bm, bk, bn, op.elt_bytes) > budget && (bk > 128 || bn > 128 || bm > tr)) {
-    if (!want.bk && bk > 128) bk = round_up(cdiv(bk, 2), 128);
-    else if (!want.bn && bn > 128) bn = round_up(cdiv(bn, 2), 128);
-    else if (!want.bm && bm > tr) bm = round_up(cdiv(bm, 2), tr);
-    else break;
+    if (!want.bk && bk > 128)
+      bk = round_up(cdiv(bk, 2), 128);
+    else if (!want.bn && bn > 128)
+      bn = round_up(cdiv(bn, 2), 128);
+    else if (!want.bm && bm > tr)
+      bm = round_up(cdiv(bm, 2), tr);
+    else
+      break;
   }
   return {bm, bk, bn};
 }
@@ -124,8 +139,7 @@ struct GridStep {
 
 // The Pallas pipeline for one TensorCore: prefetch step s+1 while step s computes; fetch a
 // block only when its index changes; write each output block once its last k step is done.
-CoreProgram matmul_core(const OpDesc& op, const TpuConfig& cfg, const MatmulTiling& t, uint32_t core,
-                        uint32_t ncores) {
+CoreProgram matmul_core(const OpDesc& op, const TpuConfig& cfg, const MatmulTiling& t, uint32_t core, uint32_t ncores) {
   CoreProgram p;
   p.name = op.name + ".tc" + std::to_string(core);
   const uint32_t e = op.elt_bytes;
@@ -141,8 +155,12 @@ CoreProgram matmul_core(const OpDesc& op, const TpuConfig& cfg, const MatmulTili
         if (blk % ncores == core)
           for (uint64_t k = 0; k < nk; ++k) steps.push_back({b, i, j, k});
   auto ext = [](uint64_t idx, uint64_t blkdim, uint64_t dim) { return std::min(blkdim, dim - idx * blkdim); };
-  auto a_new = [&](size_t s) { return s == 0 || steps[s].b != steps[s - 1].b || steps[s].i != steps[s - 1].i || steps[s].k != steps[s - 1].k; };
-  auto b_new = [&](size_t s) { return s == 0 || steps[s].b != steps[s - 1].b || steps[s].j != steps[s - 1].j || steps[s].k != steps[s - 1].k; };
+  auto a_new = [&](size_t s) {
+    return s == 0 || steps[s].b != steps[s - 1].b || steps[s].i != steps[s - 1].i || steps[s].k != steps[s - 1].k;
+  };
+  auto b_new = [&](size_t s) {
+    return s == 0 || steps[s].b != steps[s - 1].b || steps[s].j != steps[s - 1].j || steps[s].k != steps[s - 1].k;
+  };
   auto fetch = [&](size_t s) {
     const GridStep& g = steps[s];
     if (a_new(s)) p.push(Step::dma_in(A, sa, u32(ext(g.i, t.bm, op.m)), u32(ext(g.k, t.bk, op.k))));
@@ -195,7 +213,8 @@ CoreProgram stream_core(const OpDesc& op, const TpuConfig& cfg, uint32_t core, u
     for (uint64_t c = 0; c < op.cols; c += bc, ++idx)
       if (idx % ncores == core) blocks.push_back({std::min(br, op.rows - r), std::min(bc, op.cols - c)});
   auto fetch = [&](size_t s) {
-    for (uint32_t in = 0; in < op.inputs; ++in) p.push(Step::dma_in(IN, si, u32(blocks[s].first), u32(blocks[s].second)));
+    for (uint32_t in = 0; in < op.inputs; ++in)
+      p.push(Step::dma_in(IN, si, u32(blocks[s].first), u32(blocks[s].second)));
   };
   if (!blocks.empty()) fetch(0);
   float alu = op.kind == OpKind::kSoftmax ? 4.0f : op.alu_ops;
@@ -207,19 +226,19 @@ CoreProgram stream_core(const OpDesc& op, const TpuConfig& cfg, uint32_t core, u
     if (s >= 2) p.push(Step::wait(so));
     p.push(Step::vector(IN, u32(rb), u32(cb), alu, trans, op.kind != OpKind::kElementwise));
     p.push(Step::sync());
-    if (red) p.push(Step::dma_out(OUT, so, u32(cdiv(rb, 128)), 128));
-    else p.push(Step::dma_out(OUT, so, u32(rb), u32(cb)));
+    if (red)
+      p.push(Step::dma_out(OUT, so, u32(cdiv(rb, 128)), 128));
+    else
+      p.push(Step::dma_out(OUT, so, u32(rb), u32(cb)));
   }
   for (size_t w = 0; w < std::min<size_t>(blocks.size(), 2); ++w) p.push(Step::wait(so));
   return p;
 }
 
-
 // Blocked (flash-like) attention: per (head, query block) the query block stays in VMEM, key and
 // value blocks stream through double-buffered; S = QK^T on the MXUs, the online softmax on the
 // vector unit, then PV on the MXUs and a rescale of the accumulator; scores never reach HBM.
-CoreProgram flash_attention_core(const OpDesc& op, const TpuConfig& cfg, uint64_t blk, uint32_t core,
-                                 uint32_t ncores) {
+CoreProgram flash_attention_core(const OpDesc& op, const TpuConfig& cfg, uint64_t blk, uint32_t core, uint32_t ncores) {
   CoreProgram p;
   p.name = op.name + ".tc" + std::to_string(core);
   const uint32_t e = op.elt_bytes, d = u32(op.head_dim);
@@ -253,16 +272,16 @@ CoreProgram flash_attention_core(const OpDesc& op, const TpuConfig& cfg, uint64_
     if (first(s)) p.push(Step::wait(sq));
     p.push(Step::wait(skv));
     p.push(Step::wait(skv));
-    emit_folds(p, cfg, Q, qr, d, kv(s), 1);          // S = Q K^T: weights K^T (d x kv)
+    emit_folds(p, cfg, Q, qr, d, kv(s), 1);  // S = Q K^T: weights K^T (d x kv)
     p.push(Step::sync());
     p.push(Step::vector(S, u32(qr), kv(s), 5, 1, true));  // online softmax: max, sub, exp, sum, scale
     p.push(Step::sync());
-    emit_folds(p, cfg, S, qr, kv(s), d, 1);          // acc += P V: weights V (kv x d)
-    p.push(Step::vector(ACC, u32(qr), d, 2, 0));     // rescale the accumulator
+    emit_folds(p, cfg, S, qr, kv(s), d, 1);       // acc += P V: weights V (kv x d)
+    p.push(Step::vector(ACC, u32(qr), d, 2, 0));  // rescale the accumulator
     p.push(Step::sync());
     if (s + 1 == steps.size() || first(s + 1)) {
       if (outs >= 2) p.push(Step::wait(so));
-      p.push(Step::vector(ACC, u32(qr), d, 1, 0));   // divide by the row sums, cast
+      p.push(Step::vector(ACC, u32(qr), d, 1, 0));  // divide by the row sums, cast
       p.push(Step::sync());
       p.push(Step::dma_out(O, so, u32(qr), d));
       ++outs;
@@ -330,9 +349,12 @@ std::vector<ChipProgram> lower(const OpDesc& op, const TpuConfig& cfg, const Low
   }
   ChipProgram c = chip(op);
   for (uint32_t tc = 0; tc < cfg.tensorcores; ++tc) {
-    if (op.kind == OpKind::kMatmul) c.cores.push_back(matmul_core(op, cfg, choose_tiling(op, cfg, opt.tiling), tc, cfg.tensorcores));
-    else if (op.kind == OpKind::kAttention) c.cores.push_back(flash_attention_core(op, cfg, opt.attention_block, tc, cfg.tensorcores));
-    else c.cores.push_back(stream_core(op, cfg, tc, cfg.tensorcores));
+    if (op.kind == OpKind::kMatmul)
+      c.cores.push_back(matmul_core(op, cfg, choose_tiling(op, cfg, opt.tiling), tc, cfg.tensorcores));
+    else if (op.kind == OpKind::kAttention)
+      c.cores.push_back(flash_attention_core(op, cfg, opt.attention_block, tc, cfg.tensorcores));
+    else
+      c.cores.push_back(stream_core(op, cfg, tc, cfg.tensorcores));
   }
   out.push_back(std::move(c));
   return out;

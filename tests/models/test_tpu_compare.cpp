@@ -64,7 +64,7 @@ TEST(TpuCompare, TpuRunOfAWorkloadAndHbmRefusal) {
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("16000000000 bytes of HBM (14.9 GiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("17180000000 bytes of HBM (16 GiB"), std::string::npos) << m;
     EXPECT_NE(m.find("needs"), std::string::npos) << m;
   }
 }
@@ -173,9 +173,9 @@ TEST(TpuCompare, SameNamedMachinesGetUniqueNamesAndCapacitiesAreInGiB) {
   EXPECT_EQ(r.json["ops"][0]["machines"].size(), 2u) << "neither overwrites the other";
   EXPECT_EQ(r.json["total"]["winner"], "Google TPU v5e (2)") << "no dispatch";
   EXPECT_NE(r.text.find("renamed"), std::string::npos);
-  // 16e9 bytes (hbm.capacity_gb: 16) is 14.90 GiB: printed in binary units
-  EXPECT_NEAR(r.json["machines"][0]["hbm_capacity_gib"].get<double>(), 16e9 / 1073741824.0, 1e-9);
-  EXPECT_NE(r.text.find("14.90 GiB"), std::string::npos) << r.text;
+  // v5e's 16 GiB (hbm.capacity_gb: 17.18, decimal GB) is printed in binary units
+  EXPECT_NEAR(r.json["machines"][0]["hbm_capacity_gib"].get<double>(), 17.18e9 / 1073741824.0, 1e-9);
+  EXPECT_NE(r.text.find("16.00 GiB"), std::string::npos) << r.text;
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ TEST(TpuErrors, WorkloadLargerThanHbmIsRefusedWithSizes) {
   } catch (const InputError& e) {
     std::string w = e.what();
     EXPECT_NE(w.find("34359738368 bytes"), std::string::npos) << w;
-    EXPECT_NE(w.find("16000000000 bytes"), std::string::npos) << w;
+    EXPECT_NE(w.find("17180000000 bytes (16 GiB"), std::string::npos) << w;
   }
 }
 
