@@ -203,11 +203,15 @@ def workload(hw, workload, params=None, sets=None, exact=False, **options):
     return _json_command(argv)
 
 
-def compare(workload, hw, exact=False, **options):
-    """``gtsim compare``: one workload on several machines (``hw``: a list of configs) side by side."""
+def compare(workload, hw, params=None, sets=None, exact=False, **options):
+    """``gtsim compare``: one workload on several machines (``hw``: a list of configs) side by side.
+    ``sets`` apply to every machine (a key one of them lacks raises, naming it); a TPU matmul tiling is
+    tiling="BMxBKxBN"."""
     hws = [hw] if isinstance(hw, (str, os.PathLike)) else list(hw)
     argv = ["compare", "--workload", _path(workload)]
     argv += [a for h in hws for a in ("--hw", _path(h))]
+    argv += [a for p in _pairs(params, "params") for a in ("--param", p)]
+    argv += [a for s in _pairs(sets, "sets") for a in ("--set", s)]
     argv += _options(dict(exact=exact, **options))
     return _json_command(argv)
 

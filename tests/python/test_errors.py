@@ -17,6 +17,13 @@ except gtsim.InputError as e:
     expect(LOC.search(str(e)) is not None, f"bad --set: file:line:col in {str(e)!r}")
     expect(isinstance(e, ValueError), "InputError is a ValueError")
 
+# compare's sets apply to every machine: a key one of them lacks is refused, naming it
+try:
+    gtsim.compare("docs/figures/mlp_small.yaml", [A100, "hw_configs/tpu-v5e.yaml"], sets={"l2.size_bytes": 1048576})
+    expect(False, "compare with a key the TPU lacks raises")
+except gtsim.InputError as e:
+    expect("tpu-v5e.yaml" in str(e), f"compare --set: the machine is named in {str(e)!r}")
+
 # a bad kernel path
 try:
     gtsim.run(A100, "kernels_ir/lib/no_such_kernel.kir")
