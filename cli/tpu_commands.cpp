@@ -68,6 +68,8 @@ std::string run_report(const nlohmann::json& j, const tpu::TpuConfig& cfg) {
      << mb(j.value("hbm_write_bytes", 0.0)) << " (without tile padding " << mb(j.value("hbm_useful_bytes", 0.0))
      << "; minimum " << mb(j.value("min_hbm_bytes", 0.0)) << "), busy "
      << int(100 * j.value("hbm_busy_frac", 0.0) + 0.5) << "% of the device time\n";
+  os << "  VMEM          " << mb(j.value("vmem_bytes", 0.0))
+     << " moved (DMAs, vector loads and stores, MXU weights, LHS rows and f32 results)\n";
   std::snprintf(buf, sizeof buf, "  vector unit   busy %.1f%% of the device time, %llu vregs\n",
                 100 * j.value("vpu_busy_frac", 0.0), (unsigned long long)j.value("vpu_vregs", uint64_t(0)));
   os << buf;

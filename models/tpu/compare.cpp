@@ -86,6 +86,7 @@ TpuOpRecord run_op(const TpuModel& model, const wl::Op& op, const LowerOptions& 
     rec.time_us += r.device_us;
     rec.hbm_bytes += r.hbm_read_bytes + r.hbm_write_bytes;
     hbm_useful += r.hbm_useful_bytes;
+    rec.vmem_bytes += r.vmem_bytes;
     useful += r.mxu_useful_macs, array += r.mxu_array_macs;
     rec.mxu_cycles += r.mxu_cycles;
     if (r.device_us > longest) longest = r.device_us, rec.bound = r.bound;
@@ -93,6 +94,7 @@ TpuOpRecord run_op(const TpuModel& model, const wl::Op& op, const LowerOptions& 
   if (op.kind == wl::OpKind::kAttention && op.attn.backward) {
     rec.time_us *= 2.5, rec.hbm_bytes = uint64_t(double(rec.hbm_bytes) * 2.5);
     hbm_useful = uint64_t(double(hbm_useful) * 2.5);
+    rec.vmem_bytes = uint64_t(double(rec.vmem_bytes) * 2.5);
     rec.note = "backward approximated as 2.5x the forward";
   }
   double cap = double(cfg.tensorcores) * cfg.mxu.count * cfg.mxu.rows * cfg.mxu.cols * cfg.mxu.rows_per_cycle *
@@ -138,6 +140,7 @@ TpuWorkloadReport run_tpu_workload(const TpuConfig& cfg, const wl::Workload& inp
                    {"flops", r.flops},
                    {"hbm_bytes", r.hbm_bytes},
                    {"hbm_useful_bytes", r.hbm_useful_bytes},
+                   {"vmem_bytes", r.vmem_bytes},
                    {"min_bytes", r.min_bytes},
                    {"mxu_useful_macs", r.mxu_useful_macs},
                    {"mxu_array_macs", r.mxu_array_macs},

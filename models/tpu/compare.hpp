@@ -23,6 +23,7 @@ struct TpuOpRecord {
   uint64_t flops = 0;
   uint64_t hbm_bytes = 0;         // read + write, padded to tiles and bursts
   uint64_t hbm_useful_bytes = 0;  // the same transfers without the (8,128) tile padding
+  uint64_t vmem_bytes = 0;        // VMEM traffic of the op's calls (RunResult::vmem_bytes)
   uint64_t min_bytes = 0;
   uint64_t mxu_useful_macs = 0;  // MACs the op needs
   uint64_t mxu_array_macs = 0;   // MAC slots of the arrays while streaming (padding included)

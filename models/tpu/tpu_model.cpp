@@ -67,7 +67,11 @@ class TensorCore : public Component {
         vregs_(stats().counter("vpu_vregs", "(8,128) vreg operations (padding included)", "vreg")),
         velems_(stats().counter("vpu_elements", "useful elements processed", "element")),
         dma_useful_(stats().counter("dma_useful_bytes", "DMA bytes without tile padding", "B")),
-        steps_(stats().counter("steps_issued", "core program steps issued", "step")) {}
+        steps_(stats().counter("steps_issued", "core program steps issued", "step")),
+        vmem_bytes_(stats().counter("vmem_bytes",
+                                    "bytes written to and read from VMEM: DMAs (padded), vector ops (load and "
+                                    "store), MXU weights, LHS rows and f32 results",
+                                    "B")) {}
 
   void start() { sim().schedule(0, this, kIssue); }
   void record_timeline(TpuTimeline* t, uint32_t index) { tl_ = t, tl_index_ = index; }
@@ -173,6 +177,7 @@ class TensorCore : public Component {
     Tick start = std::max(t + cyc(cfg_.dma_issue_cycles), *e);
     Tick done = hbm_.transfer(start, padded_bytes(s.rows, s.cols, b.elt_bytes), s.kind == StepKind::kDmaOut);
     dma_useful_ += uint64_t(s.rows) * s.cols * b.elt_bytes;
+    vmem_bytes_ += padded_bytes(s.rows, s.cols, b.elt_bytes);
     if (tl_)
       tl_->dma(tl_index_, uint32_t(e - dma_free_.begin()), start, done, s.kind == StepKind::kDmaOut,
                (padded_bytes(s.rows, s.cols, b.elt_bytes) + hbm_.burst - 1) / hbm_.burst * hbm_.burst,
@@ -198,6 +203,7 @@ class TensorCore : public Component {
     Tick ready = cfg_.mxu.timing == MxuTiming::kTextbook ? m.drain_end : std::max(m.load_end, m.stream_start);
     m.load_start = clk_.next_edge(std::max(t, ready));
     m.k = s.rows, m.n = s.cols;
+    vmem_bytes_ += uint64_t(s.rows) * s.cols * prog_.buffers[s.buffer].elt_bytes;  // the weights, read once
     double load = cfg_.mxu.dataflow == Dataflow::kWeightStationary
                       ? throttle(cfg_.mxu.rows, double(s.rows) * s.cols)  // k rows of n weights
                       : 0.0;
@@ -254,6 +260,8 @@ class TensorCore : public Component {
     m.busy += m.drain_end - from;
     m.busy_until = m.drain_end;
     useful_macs_ += uint64_t(s.rows) * m.k * m.n;
+    // the LHS rows read from VMEM, the f32 results written back
+    vmem_bytes_ += uint64_t(s.rows) * m.k * prog_.buffers[s.buffer].elt_bytes + uint64_t(s.rows) * m.n * 4;
     array_macs_ += array_macs;
     folds_ += folds;
     ++outstanding_;
@@ -270,6 +278,7 @@ class TensorCore : public Component {
     uint64_t bytes = 2ull * s.rows * s.cols * prog_.buffers[s.buffer].elt_bytes;  // load + store
     Tick end = std::max(start + cyc(cycles), vmem_.reserve(start, bytes));
     vpu_busy_ += end - start;
+    vmem_bytes_ += bytes;
     if (tl_) tl_->vector(tl_index_, start, end, s.rows, s.cols, vregs, s.alu_ops, s.transcendentals, s.reduce);
     vpu_free_ = end;
     vregs_ += vregs;
@@ -296,7 +305,7 @@ class TensorCore : public Component {
   TpuTimeline* tl_ = nullptr;  // null: not recording
   uint32_t tl_index_ = 0;
   Tick blocked_at_ = 0;
-  Counter &useful_macs_, &array_macs_, &folds_, &vregs_, &velems_, &dma_useful_, &steps_;
+  Counter &useful_macs_, &array_macs_, &folds_, &vregs_, &velems_, &dma_useful_, &steps_, &vmem_bytes_;
 };
 
 std::string classify(const RunResult& r) {
@@ -374,6 +383,7 @@ RunResult TpuModel::run(const ChipProgram& program) const {
   r.vpu_vregs = chip.sum_counters("vpu_vregs");
   r.vpu_elements = chip.sum_counters("vpu_elements");
   r.hbm_useful_bytes = chip.sum_counters("dma_useful_bytes");
+  r.vmem_bytes = chip.sum_counters("vmem_bytes");
   fill_result(r, cfg_, end, tcs, hbm);
   r.events = sim.events_processed();
   r.stats = sim.stats().to_json();
@@ -394,6 +404,7 @@ nlohmann::json RunResult::to_json() const {
           {"hbm_read_bytes", hbm_read_bytes},
           {"hbm_write_bytes", hbm_write_bytes},
           {"hbm_useful_bytes", hbm_useful_bytes},
+          {"vmem_bytes", vmem_bytes},
           {"mxu_useful_macs", mxu_useful_macs},
           {"mxu_array_macs", mxu_array_macs},
           {"mxu_busy_cycles", mxu_busy_cycles},

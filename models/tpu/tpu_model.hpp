@@ -29,6 +29,7 @@ struct RunResult {
   uint64_t hbm_read_bytes = 0;  // moved, padded to (8,128) tiles and bursts
   uint64_t hbm_write_bytes = 0;
   uint64_t hbm_useful_bytes = 0;  // the same transfers without tile padding
+  uint64_t vmem_bytes = 0;        // VMEM traffic: DMAs, vector loads and stores, MXU operands and results
   uint64_t mxu_useful_macs = 0;
   uint64_t mxu_array_macs = 0;   // rows streamed x array size (padding included)
   uint64_t mxu_busy_cycles = 0;  // summed over MXUs (union of each MXU's busy intervals)

@@ -34,6 +34,38 @@ TEST(TpuVector, MemoryBoundElementwiseRunsAtHbmBandwidthOnEveryConfig) {
   }
 }
 
+// VMEM traffic of an aligned elementwise op: the DMA writes the input into VMEM, the vector unit
+// loads it and stores the result, the DMA reads the result out: 4x the tensor, 2x its HBM bytes.
+TEST(TpuVector, ElementwiseMovesItsTensorFourTimesThroughVmem) {
+  TpuConfig cfg = TpuConfig::load(cfg_path("tpu-v5e.yaml"));
+  OpDesc op = elementwise(4096, 1024, 4);
+  RunResult r;
+  for (const auto& prog : lower(op, cfg)) {
+    RunResult p = TpuModel(cfg).run(prog);
+    r.vmem_bytes += p.vmem_bytes, r.hbm_read_bytes += p.hbm_read_bytes, r.hbm_write_bytes += p.hbm_write_bytes;
+  }
+  const uint64_t tensor = op.rows * op.cols * 4;
+  EXPECT_EQ(r.vmem_bytes, 4 * tensor);
+  EXPECT_EQ(r.hbm_read_bytes + r.hbm_write_bytes, 2 * tensor);
+}
+
+// An MXU matmul reads its weights and LHS rows from VMEM and writes f32 results there, besides
+// the DMAs: VMEM traffic exceeds the HBM traffic by at least the operands and results once.
+TEST(TpuMxu, MatmulReadsOperandsAndWritesResultsThroughVmem) {
+  TpuConfig cfg = TpuConfig::load(cfg_path("tpu-v5e.yaml"));
+  OpDesc op;
+  op.name = "mm";
+  op.kind = OpKind::kMatmul;
+  op.m = 1024, op.k = 1024, op.n = 1024, op.elt_bytes = 2;
+  uint64_t vmem = 0, hbm = 0;
+  for (const auto& prog : lower(op, cfg)) {
+    RunResult p = TpuModel(cfg).run(prog);
+    vmem += p.vmem_bytes, hbm += p.hbm_read_bytes + p.hbm_write_bytes;
+  }
+  const uint64_t operands = (op.m * op.k + op.k * op.n) * 2 + op.m * op.n * 4;
+  EXPECT_GE(vmem, hbm + operands);
+}
+
 TEST(TpuVector, PaddingToVregsIsCounted) {
   TpuConfig cfg = TpuConfig::load(cfg_path("tpu-v5e.yaml"));
   OpDesc op = elementwise(1024, 130, 4);  // 130 lanes: two vregs wide, the second mostly empty
