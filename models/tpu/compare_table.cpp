@@ -31,6 +31,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 struct Row {
   double time_us = 0, device_us = 0, overhead_us = 0;  // time = device + overhead charged to the op
   double util = 0, fill = -1, pad_bytes = -1, pad_flops = -1, intensity = 0;
+  double mxu_cycles = -1, vmem_bytes = -1;      // TPU ops: the busiest MXU's cycles, VMEM traffic (-1: a GPU)
   double flops_ceiling = 0, bytes_ceiling = 0;  // per second
   std::string ceiling_name, kind, bound, engine_bound;
   uint64_t hbm_bytes = 0, flops = 0, kernels = 0;
@@ -87,6 +88,7 @@ Machine tpu_machine(const ConfigNode& root, const wl::Workload& w, const Compare
     x.time_us = x.device_us = r.time_us, x.overhead_us = 0, x.kernels = uint64_t(r.programs);
     x.util = r.mxu_utilization, x.intensity = r.intensity, x.hbm_bytes = r.hbm_bytes, x.flops = r.flops;
     x.kind = r.kind, x.engine_bound = first_word(r.bound);
+    x.mxu_cycles = double(r.mxu_cycles), x.vmem_bytes = double(r.vmem_bytes);
     auto dt = dtypes.count(r.op) ? dtypes.at(r.op) : ir::DType::kBf16;
     if (matrix_kind(r.kind)) {
       bool f32 = dt == ir::DType::kF32;
@@ -256,7 +258,9 @@ nlohmann::json row_json(const Row& r) {
           {"mxu_fill", opt_num(r.fill)},
           {"mxu_array_fill", opt_num(r.fill)},
           {"padding_waste", opt_num(r.pad_bytes)},
-          {"padding_waste_flops", opt_num(r.pad_flops)}};
+          {"padding_waste_flops", opt_num(r.pad_flops)},
+          {"mxu_cycles", opt_num(r.mxu_cycles)},
+          {"vmem_bytes", opt_num(r.vmem_bytes)}};
 }
 
 std::string pct(double f) { return f < 0 ? "-" : fmt("%.0f%%", 100 * f); }
