@@ -1,6 +1,6 @@
 """pip install --no-build-isolation .  : the gtsim Python package (docs/python.md).
 
-The extension gtsim._core is built by the project's CMake build (python/CMakeLists.txt) for the
+The extension gtsim_core (the package's compiled half, a top-level module) is built by the project's CMake build (python/CMakeLists.txt) for the
 interpreter pip runs under; the pure-Python part is python/gtsim. The CMake build goes to build-pip/
 (GTSIM_CMAKE_BUILD_DIR reuses another configured build folder, e.g. build-py). The data the module reads
 (hw_configs, kernels_ir/lib) is found through GTSIM_DATA or the source tree it was built from."""
@@ -33,10 +33,10 @@ class CMakeBuild(build_ext):
                                    "-DGTSIM_BUILD_TESTS=OFF", "-DGTSIM_BUILD_BENCH=OFF", "-DGTSIM_BUILD_CUDA=OFF",
                                    f"-DPython3_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", build_dir, "-j", jobs, "--target", "gtsim_python"])
-        pkg = os.path.join(build_dir, "python", "gtsim")
-        built = [f for f in os.listdir(pkg) if f.startswith("_core") and f.endswith(".so")] if os.path.isdir(pkg) else []
+        pkg = os.path.join(build_dir, "python")
+        built = [f for f in os.listdir(pkg) if f.startswith("gtsim_core") and f.endswith(".so")] if os.path.isdir(pkg) else []
         if not built:
-            sys.exit(f"gtsim: the CMake build made no python/gtsim/_core*.so in {build_dir} "
+            sys.exit(f"gtsim: the CMake build made no python/gtsim_core*.so in {build_dir} "
                      "(is pybind11-dev installed? see the CMake output)")
         dest = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -49,7 +49,7 @@ setup(
     description="gtsim: a cycle-approximate GPU/TPU architecture simulator, from Python",
     packages=["gtsim"],
     package_dir={"gtsim": "python/gtsim"},
-    ext_modules=[Extension("gtsim._core", sources=[])],
+    ext_modules=[Extension("gtsim_core", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"}, "egg_info": {"egg_base": "build-pip"}},
     python_requires=">=3.9",

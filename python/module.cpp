@@ -1,4 +1,4 @@
-// gtsim._core: the C++ side of the Python module. It runs the command line's subcommands in this
+// gtsim_core: the C++ side of the Python module. It runs the command line's subcommands in this
 // process (cli/embed.hpp: the same code, hence the same numbers, as the gtsim executable) and loads
 // configs and kernels. Errors come back as (kind, message) for gtsim/__init__.py to raise; the GIL is
 // released while C++ runs.
@@ -126,7 +126,7 @@ std::string kernel_json(const std::string& path, const std::map<std::string, int
 
 }  // namespace
 
-PYBIND11_MODULE(_core, m) {
+PYBIND11_MODULE(gtsim_core, m) {
   m.doc() = "gtsim's C++ core (use the gtsim package, not this module)";
   m.attr("version") = GTSIM_VERSION;
   m.attr("git_revision") = GTSIM_GIT_REV;

@@ -17,7 +17,7 @@ import io
 import json
 import os
 
-from . import _core
+import gtsim_core as _core  # the compiled half (python/module.cpp), beside this package
 
 __all__ = [
     "GtsimError", "InputError", "UsageError", "LimitError", "SimulationError",
