@@ -1,5 +1,6 @@
 // gtsim waves, workload and compare: GEMM wave/tile/alignment reports, multi-kernel workloads,
 // and the same workload on several machines side by side.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -51,15 +52,26 @@ Runner add_waves(CLI::App& app) {
   app.add_option("--range", o->range,
                  "DIM=START:STOP[:STEP] (STOP included): also simulate the --gemm shape with DIM (M, N or K; "
                  "comma-joined dims move together, M,N=...) at each size: the wave staircase (one simulation each)");
-  app.add_option("--plot", o->plot,
-                 "with --range: draw time and waves over the range, the --gemm shape and its padded alternatives "
-                 "marked, to PATH.svg or PATH.png (gnuplot; data and script beside it)");
+  app.add_option(
+      "--plot", o->plot,
+      "draw time and waves over --range (default: N from half to one and a half times the shape's, 9 sizes), "
+      "the --gemm shape and its padded alternatives "
+      "marked, to PATH.svg or PATH.png (gnuplot; data and script beside it)");
   auto limits = add_limit_options(app);
   return [o, limits]() {
     apply_limits(*limits);
     check_output_path(o->json);
     check_plot_path(o->plot);
     std::optional<SweepAxis> range;
+    if (!o->plot.empty() && o->range.empty()) {
+      // a plot without --range: N from half to one and a half times the shape's, 9 sizes (multiples of 8)
+      analytic::WavesRequest q;
+      analytic::parse_gemm_shape(o->gemm, q);
+      auto to8 = [](uint64_t v) { return std::max<uint64_t>(8, (v + 4) / 8 * 8); };
+      const uint64_t lo = to8(q.N / 2), hi = std::max(lo + 8, to8(q.N + q.N / 2)), step = to8((hi - lo) / 8);
+      o->range = "N=" + std::to_string(lo) + ":" + std::to_string(hi) + ":" + std::to_string(step);
+      std::cerr << "waves --plot: over --range " << o->range << " (give --range DIM=START:STOP[:STEP] for another)\n";
+    }
     if (!o->range.empty()) {
       range = parse_sweep_axis(o->range, "--range");
       for (const auto& d : range->names)
@@ -69,9 +81,6 @@ Runner add_waves(CLI::App& app) {
       if (range->values.front() < 1)
         throw InputError(SourcePos{"--range " + o->range}, "sizes start at 1, expected a positive START");
     }
-    if (!o->plot.empty() && !range)
-      throw InputError(SourcePos{"--plot " + o->plot},
-                       "a waves plot is the staircase over a range of sizes, expected --range DIM=START:STOP[:STEP]");
     auto hw = load_hw(o->hw, o->sets);
     analytic::parse_gemm_shape(o->gemm, o->req);
     auto r = analytic::waves(*hw, o->req);

@@ -309,10 +309,21 @@ TEST(Plots, SweepPlotRefusesTwoVaryingAxesAndShards) {
   EXPECT_FALSE(fs::exists("/tmp/gtsim_never.svg"));
 }
 
-TEST(Plots, WavesPlotNeedsARangeAndKnownDimensions) {
-  auto r = gtsim_cli("waves --hw hw_configs/teach-tiny.yaml --gemm 128x128x64 --plot /tmp/gtsim_never.svg");
-  EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("--range"), std::string::npos) << r.err;
+// A waves plot without --range draws N from half to one and a half times the shape's: 9 sizes, the
+// shape's own among them, and says so on stderr.
+TEST(Plots, WavesPlotWithoutARangeDrawsNAroundTheShape) {
+  TempDir d("waves_default");
+  auto r = gtsim_cli("waves --hw hw_configs/teach-tiny.yaml --gemm 128x128x64 --tile 64x64 --no-suggestions --plot " +
+                     (d / "w.svg") + " --json -");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  expect_svg(d / "w.svg");
+  EXPECT_NE(r.err.find("--range N=64:192:16"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["range"].size(), 9u);
+  EXPECT_EQ(j["range"][4]["N"], 128) << "the shape's own N in the middle";
+}
+
+TEST(Plots, WavesRangeNeedsKnownDimensions) {
   auto s = gtsim_cli("waves --hw hw_configs/teach-tiny.yaml --gemm 128x128x64 --range Q=1:4");
   EXPECT_EQ(s.rc, 2);
   EXPECT_NE(s.err.find("expected M, N or K"), std::string::npos) << s.err;
