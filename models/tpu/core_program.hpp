@@ -35,14 +35,14 @@ struct VmemBuffer {
 
 struct Step {
   StepKind kind = StepKind::kSync;
-  uint16_t unit = 0;        // MXU index (load_weights, matmul) or semaphore (dma, wait)
-  uint16_t passes = 1;      // matmul: MXU passes per row (f32 = several bf16 passes)
-  uint32_t buffer = 0;      // VMEM buffer index
+  uint16_t unit = 0;    // MXU index (load_weights, matmul) or semaphore (dma, wait)
+  uint16_t passes = 1;  // matmul: MXU passes per row (f32 = several bf16 passes)
+  uint32_t buffer = 0;  // VMEM buffer index
   uint32_t rows = 0, cols = 0;
-  uint32_t count = 0;       // loop trip count
-  float alu_ops = 0;        // vector: ALU ops per element
-  float transcendentals = 0;// vector: transcendental ops per element
-  bool reduce = false;      // vector: includes a cross-lane row reduction
+  uint32_t count = 0;         // loop trip count
+  float alu_ops = 0;          // vector: ALU ops per element
+  float transcendentals = 0;  // vector: transcendental ops per element
+  bool reduce = false;        // vector: includes a cross-lane row reduction
 
   static Step dma_in(uint32_t buf, uint16_t sem, uint32_t rows, uint32_t cols);
   static Step dma_out(uint32_t buf, uint16_t sem, uint32_t rows, uint32_t cols);
@@ -71,8 +71,8 @@ struct CoreProgram {
 struct ChipProgram {
   std::string name;
   std::vector<CoreProgram> cores;
-  uint64_t useful_flops = 0;   // FLOPs of the op as written (no padding)
-  uint64_t min_hbm_bytes = 0;  // each input read once, each output written once
+  uint64_t useful_flops = 0;         // FLOPs of the op as written (no padding)
+  uint64_t min_hbm_bytes = 0;        // each input read once, each output written once
   uint64_t hbm_footprint_bytes = 0;  // tensors resident in HBM during the call
   bool uses_mxu = false;
 };

@@ -24,22 +24,22 @@ enum class OpKind { kMatmul, kElementwise, kReduction, kSoftmax, kAttention };
 struct OpDesc {
   std::string name;
   OpKind kind = OpKind::kMatmul;
-  uint32_t elt_bytes = 2;  // dtype of inputs and outputs (bf16 = 2, f32 = 4, fp8/int8 = 1)
-  bool f32_matmul = false; // f32 operands on the MXU: several bf16 passes
+  uint32_t elt_bytes = 2;   // dtype of inputs and outputs (bf16 = 2, f32 = 4, fp8/int8 = 1)
+  bool f32_matmul = false;  // f32 operands on the MXU: several bf16 passes
   // matmul: batch x [m x k] @ [k x n]
   uint64_t batch = 1, m = 0, k = 0, n = 0;
   // elementwise / reduction / softmax: a [rows x cols] view (reduction and softmax over cols)
   uint64_t rows = 0, cols = 0;
-  uint32_t inputs = 1;       // elementwise: tensors read
-  float alu_ops = 1;         // per element
-  float transcendentals = 0; // per element
+  uint32_t inputs = 1;        // elementwise: tensors read
+  float alu_ops = 1;          // per element
+  float transcendentals = 0;  // per element
   // attention: batch_heads x [seq x head_dim]
   uint64_t batch_heads = 1, seq = 0, head_dim = 0;
   bool flash = false;
 
   uint64_t flops() const;
-  uint64_t min_bytes() const;       // each input read once, each output written once
-  uint64_t footprint_bytes() const; // tensors that must be resident in HBM
+  uint64_t min_bytes() const;        // each input read once, each output written once
+  uint64_t footprint_bytes() const;  // tensors that must be resident in HBM
 };
 
 struct MatmulTiling {
@@ -48,7 +48,7 @@ struct MatmulTiling {
 
 struct LowerOptions {
   MatmulTiling tiling;
-  uint64_t attention_block = 512;   // flash: query and key/value block
+  uint64_t attention_block = 512;  // flash: query and key/value block
 };
 
 // Chooses (bm, bk, bn): 512 x 1024 x 1024 (the JAX Pallas guide's best v5e block) capped by the

@@ -22,11 +22,11 @@ enum class MxuTiming { kTextbook, kTpuLike };
 enum class Dataflow { kWeightStationary, kOutputStationary, kInputStationary };
 
 struct MxuConfig {
-  uint32_t count = 4;            // MXUs per TensorCore
-  uint32_t rows = 128;           // systolic array rows (K side of the weight tile)
-  uint32_t cols = 128;           // systolic array columns (N side of the weight tile)
-  uint32_t rows_per_cycle = 1;   // LHS rows streamed per cycle (v6e knob: see tpu-v6e.yaml)
-  uint32_t f32_passes = 3;       // bf16 passes per f32 matmul (assumed: bf16x3)
+  uint32_t count = 4;           // MXUs per TensorCore
+  uint32_t rows = 128;          // systolic array rows (K side of the weight tile)
+  uint32_t cols = 128;          // systolic array columns (N side of the weight tile)
+  uint32_t rows_per_cycle = 1;  // LHS rows streamed per cycle (v6e knob: see tpu-v6e.yaml)
+  uint32_t f32_passes = 3;      // bf16 passes per f32 matmul (assumed: bf16x3)
   MxuTiming timing = MxuTiming::kTpuLike;
   Dataflow dataflow = Dataflow::kWeightStationary;
   // Words per cycle that one operand port (SRAM -> array edge) delivers; 0 = unlimited. A fold phase
@@ -37,9 +37,9 @@ struct MxuConfig {
 struct VpuConfig {
   uint32_t sublanes = 8;
   uint32_t lanes = 128;
-  double alu_ops_per_cycle = 1;      // (8,128) vreg ops per cycle (v4: 2 ALUs per lane-sublane)
-  double transcendental_cycles = 4;  // cycles per (8,128) vreg of exp/sin/... (EUP)
-  double reduce_cycles_per_tile = 8; // cross-lane (XLU) reduction of one vreg to a column
+  double alu_ops_per_cycle = 1;       // (8,128) vreg ops per cycle (v4: 2 ALUs per lane-sublane)
+  double transcendental_cycles = 4;   // cycles per (8,128) vreg of exp/sin/... (EUP)
+  double reduce_cycles_per_tile = 8;  // cross-lane (XLU) reduction of one vreg to a column
 };
 
 // The memory side's HBM description (models/mem): the same `hbm:` keys as the GPU configs
@@ -48,7 +48,7 @@ using HbmConfig = mem::HbmSpecs;
 
 struct TpuConfig {
   std::string name;
-  std::string source;            // file the config came from
+  std::string source;  // file the config came from
   uint32_t tensorcores = 1;
   double core_mhz = 1500;
   double stated_peak_bf16_tflops = 0;  // from the datasheet; compared with the derived peak
