@@ -11,6 +11,7 @@
 #include <set>
 
 #include "tests/cli/cli_harness.hpp"
+#include "tests/cli/trace_test_util.hpp"
 
 namespace gtsim::test {
 namespace {
@@ -28,40 +29,12 @@ const std::string kMatmul =
     "--param K=1024 --param BN=512";
 constexpr double kV5eMhz = 1500;
 
-json events_of(const json& t, const char* ph) {
-  json out = json::array();
-  for (const json& e : t["traceEvents"])
-    if (e["ph"] == ph) out.push_back(e);
-  return out;
-}
-
 // Track names by (pid, tid).
 std::map<std::pair<int, int>, std::string> track_names(const json& t) {
   std::map<std::pair<int, int>, std::string> names;
   for (const json& m : events_of(t, "M"))
     if (m["name"] == "thread_name") names[{m["pid"].get<int>(), m["tid"].get<int>()}] = m["args"]["name"];
   return names;
-}
-
-// Per track, slices in time order and either disjoint or nested.
-void expect_tracks_ordered_and_nested(const json& t) {
-  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
-  for (const json& e : events_of(t, "X"))
-    tracks[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
-  for (const auto& [key, s] : tracks)
-    for (size_t i = 1; i < s.size(); ++i) {
-      EXPECT_LE(s[i - 1].first, s[i].first) << "track " << key.first << "/" << key.second << " goes back in time";
-      double prev_end = s[i - 1].first + s[i - 1].second;
-      bool disjoint = s[i].first >= prev_end - 1e-3;
-      bool nested = s[i].first + s[i].second <= prev_end + 1e-3;
-      EXPECT_TRUE(disjoint || nested) << "track " << key.first << "/" << key.second << " slice " << i
-                                      << " overlaps the one before without nesting";
-    }
-  double last = -1;
-  for (const json& c : events_of(t, "C")) {
-    EXPECT_LT(last, c["ts"].get<double>()) << "counter " << c["name"] << " goes back in time";
-    last = c["ts"];
-  }
 }
 
 TEST(TpuTrace, RunHasTracksPerMxuDmaEngineAndUnitThatAddUpToTheRun) {

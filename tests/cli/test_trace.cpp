@@ -11,6 +11,7 @@
 #include <set>
 
 #include "tests/cli/cli_harness.hpp"
+#include "tests/cli/trace_test_util.hpp"
 
 namespace gtsim::test {
 namespace {
@@ -25,38 +26,6 @@ fs::path temp(const std::string& name) {
 const std::string kGemm =
     "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/gemm_tiled.kir --param M=512 --param N=512 "
     "--param K=512 --exact";
-
-json events_of(const json& t, const char* ph) {
-  json out = json::array();
-  for (const json& e : t["traceEvents"])
-    if (e["ph"] == ph) out.push_back(e);
-  return out;
-}
-
-// Per track, slices in time order and either disjoint or nested (what Perfetto draws as a stack).
-void expect_tracks_ordered_and_nested(const json& t) {
-  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
-  for (const json& e : events_of(t, "X"))
-    tracks[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
-  for (const auto& [key, s] : tracks)
-    for (size_t i = 1; i < s.size(); ++i) {
-      EXPECT_LE(s[i - 1].first, s[i].first) << "track " << key.first << "/" << key.second << " goes back in time";
-      double prev_end = s[i - 1].first + s[i - 1].second;
-      bool disjoint = s[i].first >= prev_end - 1e-3;
-      bool nested = s[i].first + s[i].second <= prev_end + 1e-3;
-      EXPECT_TRUE(disjoint || nested) << "track " << key.first << "/" << key.second << " slice " << i
-                                      << " overlaps the one before without nesting";
-    }
-  std::map<std::string, double> last;
-  for (const json& c : events_of(t, "C")) {
-    std::string name = c["name"];
-    double ts = c["ts"];
-    if (last.count(name)) {
-      EXPECT_LT(last[name], ts) << "counter " << name << " goes back in time";
-    }
-    last[name] = ts;
-  }
-}
 
 TEST(Trace, RunTimelineHasEveryCtaOnItsSmsSlotsInsideTheKernel) {
   fs::path trace = temp("run.json");
