@@ -107,7 +107,7 @@ void render_plot(const std::string& image, const std::string& data, const std::s
 }
 
 namespace {
-std::string num(double v) {
+std::string gp_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
@@ -128,9 +128,9 @@ void write_waves_plot(const std::string& image, const std::vector<nlohmann::json
   const std::string data = gp_str(plot_data_ref(image));
   d << "# gtsim waves --range --plot\n# block 0: " << xname << " waves time_us tflops tiles last_wave_fill\n";
   for (const auto& p : points)
-    d << p["x"].get<int64_t>() << " " << p["waves"].get<int64_t>() << " " << num(json_num(p, "time_us")) << " "
-      << num(json_num(p, "tflops")) << " " << p["tiles"].get<int64_t>() << " " << num(json_num(p, "last_wave_fill"))
-      << "\n";
+    d << p["x"].get<int64_t>() << " " << p["waves"].get<int64_t>() << " " << gp_num(json_num(p, "time_us")) << " "
+      << gp_num(json_num(p, "tflops")) << " " << p["tiles"].get<int64_t>() << " "
+      << gp_num(json_num(p, "last_wave_fill")) << "\n";
   // One step per wave count: where it starts, and the count.
   d << "\n\n# block 1: steps: first " << xname << " of each wave count, waves, label\n";
   int64_t last = -1;
@@ -142,14 +142,14 @@ void write_waves_plot(const std::string& image, const std::vector<nlohmann::json
       << "\n";
   }
   d << "\n\n# block 2: the --gemm shape: " << xname << " time_us label\n"
-    << shape["x"].get<int64_t>() << " " << num(json_num(shape, "time_us")) << " "
+    << shape["x"].get<int64_t>() << " " << gp_num(json_num(shape, "time_us")) << " "
     << data_word(shape.value("shape", std::string("--gemm"))) << "\n";
   d << "\n\n# block 3: its padded alternatives: " << xname << " time_us label\n";
   size_t alternatives = 0;
   if (shape.contains("suggestions"))
     for (const auto& s : shape["suggestions"]) {
       if (!s.contains("time_us")) continue;
-      d << s["x"].get<int64_t>() << " " << num(json_num(s, "time_us")) << " "
+      d << s["x"].get<int64_t>() << " " << gp_num(json_num(s, "time_us")) << " "
         << data_word(s["gemm"].get<std::string>() + ": " + s["why"].get<std::string>()) << "\n";
       ++alternatives;
     }
@@ -191,7 +191,7 @@ void write_compare_plot(const std::string& image, const nlohmann::json& compare,
   const size_t groups = ops.size() + (dispatch ? 1 : 0);
   for (size_t i = 0; i < groups; ++i) {
     std::string label = i < ops.size() ? ops[i]["op"].get<std::string>() : "dispatch (once per workload)";
-    xtics += (i ? ", " : "") + gp_str(label) + " " + num(double(i * (nm + 1)) + double(nm - 1) / 2);
+    xtics += (i ? ", " : "") + gp_str(label) + " " + gp_num(double(i * (nm + 1)) + double(nm - 1) / 2);
   }
   for (size_t j = 0; j < nm; ++j) {
     const std::string name = machines[j]["name"].get<std::string>();
@@ -211,7 +211,7 @@ void write_compare_plot(const std::string& image, const nlohmann::json& compare,
         op = "dispatch";
         launch = json_num(machines[j], "per_call_overhead_us");
       }
-      d << i * (nm + 1) + j << " " << num(device) << " " << num(launch) << " " << data_word(op) << "\n";
+      d << i * (nm + 1) + j << " " << gp_num(device) << " " << gp_num(launch) << " " << data_word(op) << "\n";
     }
   }
   g << "set title " << gp_str(title) << " noenhanced\nset ylabel 'time (us)'\nset yrange [0:*]\n"
@@ -238,11 +238,11 @@ void write_roofline_plot(const std::string& image, const analytic::RooflineRepor
   std::ostringstream d, g;
   const std::string data = gp_str(plot_data_ref(image));
   static const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"};
-  d << "# gtsim roofline --plot: FLOP per DRAM byte, TFLOP/s\n# attained DRAM bandwidth " << num(r.bandwidth_attained)
-    << " B/s (datasheet " << num(r.bandwidth_config) << " B/s)\n";
+  d << "# gtsim roofline --plot: FLOP per DRAM byte, TFLOP/s\n# attained DRAM bandwidth "
+    << gp_num(r.bandwidth_attained) << " B/s (datasheet " << gp_num(r.bandwidth_config) << " B/s)\n";
   g << "set title " << gp_str(title) << " noenhanced\nset logscale xy\nset grid xtics ytics mxtics mytics\n"
     << "set xlabel 'arithmetic intensity (FLOP per DRAM byte)'\nset ylabel 'TFLOP/s'\n"
-    << "set xrange [" << num(lo) << ":" << num(hi) << "]\nset key outside right top noenhanced\nplot ";
+    << "set xrange [" << gp_num(lo) << ":" << gp_num(hi) << "]\nset key outside right top noenhanced\nplot ";
   int block = 0;
   for (size_t i = 0; i < r.ridges.size(); ++i) {
     const auto& x = r.ridges[i];
@@ -253,10 +253,11 @@ void write_roofline_plot(const std::string& image, const analytic::RooflineRepor
       if (bw <= 0 || peak <= 0) continue;
       double ridge = peak / bw;
       d << (block ? "\n\n" : "") << "# block " << block << ": " << x.dtype << (attained ? " attained" : " datasheet")
-        << " roof, ridge " << num(ridge) << " FLOP/B\n";
-      d << num(lo) << " " << num(bw * lo / 1e12) << "\n"
-        << num(std::clamp(ridge, lo, hi)) << " " << num(std::min(peak, bw * std::clamp(ridge, lo, hi)) / 1e12) << "\n"
-        << num(hi) << " " << num(std::min(peak, bw * hi) / 1e12) << "\n";
+        << " roof, ridge " << gp_num(ridge) << " FLOP/B\n";
+      d << gp_num(lo) << " " << gp_num(bw * lo / 1e12) << "\n"
+        << gp_num(std::clamp(ridge, lo, hi)) << " " << gp_num(std::min(peak, bw * std::clamp(ridge, lo, hi)) / 1e12)
+        << "\n"
+        << gp_num(hi) << " " << gp_num(std::min(peak, bw * hi) / 1e12) << "\n";
       g << (block ? ", \\\n  " : "") << data << " index " << block << " using 1:2 with lines lw "
         << (attained ? "2" : "1 dt 2") << " lc rgb '" << color << "' title "
         << gp_str(x.dtype + (attained ? " (simulated, ridge " : " (datasheet, ridge ") + short_num(ridge) + " FLOP/B)");
@@ -266,7 +267,8 @@ void write_roofline_plot(const std::string& image, const analytic::RooflineRepor
   d << "\n\n# block " << block << ": kernels: intensity TFLOP/s op bound (kernels with no FLOPs left out)\n";
   for (const auto& k : r.kernels)
     if (k.intensity > 0 && k.attained_flops > 0)
-      d << num(k.intensity) << " " << num(k.attained_flops / 1e12) << " " << data_word(k.op) << " " << k.bound << "\n";
+      d << gp_num(k.intensity) << " " << gp_num(k.attained_flops / 1e12) << " " << data_word(k.op) << " " << k.bound
+        << "\n";
   if (!r.kernels.empty())
     g << ", \\\n  " << data << " index " << block << " using 1:2 with points pt 7 ps 1.2 lc rgb 'black' title "
       << "'kernels (simulated)', \\\n  " << data << " index " << block

@@ -8,7 +8,7 @@
 # build-fuzz/artifacts/<target>/; the script prints its path and the top of the report, goes on
 # with the other targets, and exits 1 at the end when any was found.
 # Environment: FUZZ_ARGS (extra libFuzzer flags), FUZZ_BUILD_DIR (default build-fuzz), CXX_FUZZ
-# (default clang++).
+# (default clang++), FUZZ_CONFIGURE=0 (use FUZZ_BUILD_DIR as it is configured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
@@ -24,9 +24,15 @@ cxx="${CXX_FUZZ:-clang++}"
 command -v "$cxx" > /dev/null || { echo "fuzz: $cxx not found (scripts/setup.sh installs clang)" >&2; exit 2; }
 
 start=$(date +%s)
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DGTSIM_FUZZ=ON \
-  -DGTSIM_BUILD_TESTS=OFF -DGTSIM_BUILD_BENCH=OFF -DGTSIM_BUILD_CUDA=OFF > "$dir.configure.log" 2>&1 \
-  || { cat "$dir.configure.log"; exit 2; }
+# FUZZ_CONFIGURE=0 keeps a build folder configured elsewhere with GTSIM_FUZZ=ON (.ci/run's sanitizer build)
+if [ "${FUZZ_CONFIGURE:-1}" = 0 ]; then
+  grep -q '^GTSIM_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" 2> /dev/null \
+    || { echo "fuzz: FUZZ_CONFIGURE=0 but $dir is not configured with GTSIM_FUZZ=ON" >&2; exit 2; }
+else
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DGTSIM_FUZZ=ON \
+    -DGTSIM_BUILD_TESTS=OFF -DGTSIM_BUILD_BENCH=OFF -DGTSIM_BUILD_CUDA=OFF > "$dir.configure.log" 2>&1 \
+    || { cat "$dir.configure.log"; exit 2; }
+fi
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 echo "fuzz: build took $(( $(date +%s) - start )) s"
 bash fuzz/make_corpus.sh "$dir/corpus/seeds"

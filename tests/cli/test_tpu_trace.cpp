@@ -19,10 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("gtsim_tpu_trace_" + std::to_string(::getpid()) + "_" + name);
-}
-
 // tpu-v5e: one TensorCore, 4 MXUs, 4 DMA engines, 1500 MHz (hw_configs/tpu-v5e.yaml).
 const std::string kMatmul =
     "run --hw hw_configs/tpu-v5e.yaml --kernel kernels_ir/lib/tpu_matmul.kir --param M=1024 --param N=1024 "
@@ -38,7 +34,7 @@ std::map<std::pair<int, int>, std::string> track_names(const json& t) {
 }
 
 TEST(TpuTrace, RunHasTracksPerMxuDmaEngineAndUnitThatAddUpToTheRun) {
-  fs::path trace = temp("run.json");
+  fs::path trace = trace_temp("run.json");
   CliResult with = gtsim_cli(kMatmul + " --json - --trace " + trace.string());
   ASSERT_EQ(with.rc, 0) << with.err;
   EXPECT_NE(with.err.find("ui.perfetto.dev"), std::string::npos);
@@ -106,7 +102,7 @@ TEST(TpuTrace, RunHasTracksPerMxuDmaEngineAndUnitThatAddUpToTheRun) {
 }
 
 TEST(TpuTrace, EachTensorCoreHasItsOwnTracks) {
-  fs::path trace = temp("v4.json");
+  fs::path trace = trace_temp("v4.json");
   CliResult c = gtsim_cli(
       "run --hw hw_configs/tpu-v4.yaml --kernel kernels_ir/lib/tpu_matmul.kir --param M=1024 --param N=1024 "
       "--param K=1024 --param BN=512 --trace " +
@@ -124,7 +120,7 @@ TEST(TpuTrace, EachTensorCoreHasItsOwnTracks) {
 }
 
 TEST(TpuTrace, LimitStopsRecordingAndTheFileSaysWhere) {
-  fs::path trace = temp("limit.json");
+  fs::path trace = trace_temp("limit.json");
   CliResult c = gtsim_cli(kMatmul + " --trace-limit 40 --trace " + trace.string());
   ASSERT_EQ(c.rc, 0) << c.err;
   json t = json::parse(slurp(trace));
@@ -136,7 +132,7 @@ TEST(TpuTrace, LimitStopsRecordingAndTheFileSaysWhere) {
 }
 
 TEST(TpuTrace, WorkloadHasOneOpSliceEachInOrder) {
-  fs::path trace = temp("workload.json");
+  fs::path trace = trace_temp("workload.json");
   CliResult c = gtsim_cli(
       "workload --hw hw_configs/tpu-v5e.yaml --workload kernels_ir/workloads/fusion_sincos.yaml --param n=2^20 "
       "--json - --trace " +

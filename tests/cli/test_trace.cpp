@@ -19,16 +19,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path temp(const std::string& name) {
-  return fs::temp_directory_path() / ("gtsim_trace_" + std::to_string(::getpid()) + "_" + name);
-}
-
 const std::string kGemm =
     "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/gemm_tiled.kir --param M=512 --param N=512 "
     "--param K=512 --exact";
 
 TEST(Trace, RunTimelineHasEveryCtaOnItsSmsSlotsInsideTheKernel) {
-  fs::path trace = temp("run.json");
+  fs::path trace = trace_temp("run.json");
   CliResult with = gtsim_cli(kGemm + " --json - --trace " + trace.string());
   ASSERT_EQ(with.rc, 0) << with.err;
   EXPECT_NE(with.err.find("ui.perfetto.dev"), std::string::npos);
@@ -95,7 +91,7 @@ TEST(Trace, RunTimelineHasEveryCtaOnItsSmsSlotsInsideTheKernel) {
 }
 
 TEST(Trace, SampledRunSaysOnTheKernelWhatWasFastForwarded) {
-  fs::path trace = temp("sampled.json");
+  fs::path trace = trace_temp("sampled.json");
   CliResult c = gtsim_cli(
       "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/gemm_tiled.kir --param M=1024 --param N=1024 "
       "--param K=1024 --json - --trace " +
@@ -115,7 +111,7 @@ TEST(Trace, SampledRunSaysOnTheKernelWhatWasFastForwarded) {
 }
 
 TEST(Trace, LimitStopsRecordingAndTheFileSaysWhere) {
-  fs::path trace = temp("limit.json");
+  fs::path trace = trace_temp("limit.json");
   CliResult c = gtsim_cli(kGemm + " --trace-limit 40 --trace " + trace.string());
   ASSERT_EQ(c.rc, 0) << c.err;
   json t = json::parse(slurp(trace));
@@ -129,7 +125,7 @@ TEST(Trace, LimitStopsRecordingAndTheFileSaysWhere) {
 
 TEST(Trace, WorkloadHasOneKernelSliceEachInOrder) {
   for (std::string carry : {"", " --no-carry-l2"}) {
-    fs::path trace = temp("workload.json");
+    fs::path trace = trace_temp("workload.json");
     CliResult c = gtsim_cli(
         "workload --hw hw_configs/a100-40gb.yaml --workload kernels_ir/workloads/fusion_sincos.yaml --param n=2^20 "
         "--no-fusion --json -" +
@@ -158,7 +154,7 @@ TEST(Trace, BadTraceRequestsFailBeforeTheRunAndWriteNothing) {
   const std::string huge =
       "run --hw hw_configs/a100-40gb.yaml --kernel kernels_ir/lib/gemm_tiled.kir --param M=65536 --param N=65536 "
       "--param K=65536 --exact --max-warp-instructions 1e15";
-  fs::path txt = temp("trace.txt");
+  fs::path txt = trace_temp("trace.txt");
   CliResult c = gtsim_cli(huge + " --trace " + txt.string());
   EXPECT_EQ(c.rc, 2);
   EXPECT_NE(c.err.find("expected a path ending in .json"), std::string::npos) << c.err;

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +12,11 @@
 #include <vector>
 
 namespace gtsim::test {
+
+// a scratch file of this test process (ctest runs each test in its own process)
+inline std::filesystem::path trace_temp(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("gtsim_trace_" + std::to_string(::getpid()) + "_" + name);
+}
 
 inline nlohmann::json events_of(const nlohmann::json& t, const char* ph) {
   nlohmann::json out = nlohmann::json::array();

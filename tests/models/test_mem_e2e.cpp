@@ -12,11 +12,12 @@
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/launch_history.hpp"
 #include "sim/config.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::mem {
 namespace {
 
-std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+using gtsim::testing::src;
 
 gpu::KernelResult run_kernel(gpu::GpuModel& m, const std::string& kernel, const ir::ParamValues& params) {
   auto k = ir::parse_kernel_file(src("kernels_ir/lib/" + kernel + ".kir"));

@@ -11,11 +11,12 @@
 
 #include "models/tpu/compare.hpp"
 #include "sim/error.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string src(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/" + f; }
+using gtsim::testing::src;
 
 // A small MLP (the GPU simulation of the full transformer_block takes minutes: that one runs
 // through the CLI, see docs/tutorials/p13-tpu-vs-gpu.md).

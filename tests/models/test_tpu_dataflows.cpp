@@ -20,11 +20,12 @@
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
 #include "sim/error.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string cfg_path(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/hw_configs/" + f; }
+using gtsim::testing::cfg_path;
 
 // One MXU of R x C at 1 GHz (one cycle = 1000 ps exactly), memory, DMA, dispatch, issue and the
 // vector unit made free, VMEM large enough that the whole GEMM is one block: only the MXU is timed.

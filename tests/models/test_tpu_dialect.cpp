@@ -16,12 +16,13 @@
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
 #include "sim/error.hpp"
+#include "tests/test_paths.hpp"
 
 using namespace gtsim;
 
 namespace {
 
-std::string src(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/" + f; }
+using gtsim::testing::src;
 
 std::string first_message(const std::vector<Diagnostic>& d) { return d.empty() ? "" : d[0].str(); }
 

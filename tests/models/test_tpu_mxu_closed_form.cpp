@@ -6,11 +6,12 @@
 
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string cfg_path(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/hw_configs/" + f; }
+using gtsim::testing::cfg_path;
 
 // Memory made free (no HBM, DMA, dispatch or issue cost), so only the MXU is timed.
 TpuConfig free_memory_textbook(uint32_t mxus) {

@@ -11,11 +11,12 @@
 #include "models/tpu/compare.hpp"
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string cfg_path(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/hw_configs/" + f; }
+using gtsim::testing::cfg_path;
 
 TpuConfig v5e(bool free_memory) {
   std::vector<std::string> o;

@@ -11,11 +11,12 @@
 
 #include "models/tpu/compare.hpp"
 #include "sim/error.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string src(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/" + f; }
+using gtsim::testing::src;
 
 // The cells of the docs/tpu.md table row whose first cell is `id`.
 std::vector<std::string> doc_row(const std::string& id) {

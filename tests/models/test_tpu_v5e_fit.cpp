@@ -8,11 +8,12 @@
 
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string cfg_path(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/hw_configs/" + f; }
+using gtsim::testing::cfg_path;
 
 RunResult run_square(const TpuConfig& cfg, uint64_t n) {
   OpDesc op;

@@ -7,11 +7,12 @@
 #include "models/tpu/lowering.hpp"
 #include "models/tpu/tpu_model.hpp"
 #include "sim/error.hpp"
+#include "tests/test_paths.hpp"
 
 namespace gtsim::tpu {
 namespace {
 
-std::string cfg_path(const std::string& f) { return std::string(GTSIM_SOURCE_DIR) + "/hw_configs/" + f; }
+using gtsim::testing::cfg_path;
 
 OpDesc elementwise(uint64_t rows, uint64_t cols, uint32_t elt) {
   OpDesc op;

@@ -9,11 +9,12 @@
 
 #include "models/analytic/workload_run.hpp"
 #include "sim/config.hpp"
+#include "tests/test_paths.hpp"
 
 using namespace gtsim;
 
 namespace {
-std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+using gtsim::testing::src;
 }  // namespace
 
 // The point, simulated: naive attention writes S = Q K^T (f32) and P = softmax(S) to HBM and

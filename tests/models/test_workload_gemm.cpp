@@ -6,11 +6,12 @@
 #include "models/analytic/roofline.hpp"
 #include "models/analytic/workload_run.hpp"
 #include "sim/config.hpp"
+#include "tests/test_paths.hpp"
 
 using namespace gtsim;
 
 namespace {
-std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+using gtsim::testing::src;
 std::shared_ptr<ConfigNode> h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
 }  // namespace
 

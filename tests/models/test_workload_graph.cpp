@@ -6,12 +6,13 @@
 #include "kernels_ir/parser.hpp"
 #include "models/analytic/gemm_plan.hpp"
 #include "sim/config.hpp"
+#include "tests/test_paths.hpp"
 
 using namespace gtsim;
 using namespace gtsim::wl;
 
 namespace {
-std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+using gtsim::testing::src;
 Workload passed(Workload w, bool fusion, bool recompute) {
   PassOptions o;
   o.fusion = fusion;

@@ -4,11 +4,12 @@
 #include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
 #include "sim/config.hpp"
+#include "tests/test_paths.hpp"
 
 using namespace gtsim;
 
 namespace {
-std::string src(const std::string& rel) { return std::string(GTSIM_SOURCE_DIR) + "/" + rel; }
+using gtsim::testing::src;
 std::shared_ptr<ConfigNode> h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
 // The H200 with its L2 cut to 4 MiB: the byte laws of fusion and recompute hold once the tensors are
 // several times the L2, and with a smaller L2 smaller tensors (shorter runs) already are.

@@ -14,7 +14,7 @@ namespace gtsim::validation {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kSrc = GTSIM_SOURCE_DIR;
+const std::string kSourceRoot = GTSIM_SOURCE_DIR;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -22,10 +22,10 @@ std::string slurp(const fs::path& p) {
 }
 
 TEST(ValidationDoc, IsNotStale) {
-  std::string doc = slurp(fs::path(kSrc) / "docs" / "validation.md");
+  std::string doc = slurp(fs::path(kSourceRoot) / "docs" / "validation.md");
   std::string recorded = recorded_fingerprint(doc);
   ASSERT_FALSE(recorded.empty()) << "docs/validation.md records no inputs fingerprint: write it with gtsim validate";
-  EXPECT_EQ(recorded, inputs_fingerprint(kSrc))
+  EXPECT_EQ(recorded, inputs_fingerprint(kSourceRoot))
       << "docs/validation.md is stale: the model, kernels, configs or data changed since it was written. Rerun "
          "scripts/validation_page.sh (gtsim calibrate --dry-run, then gtsim validate --write-error-bands "
          "--out-doc docs/validation.md) on a clean checkout and commit what it writes";
