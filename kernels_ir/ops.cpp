@@ -1,7 +1,10 @@
 #include "kernels_ir/ops.hpp"
 
-// GCC 12 reports a false -Wrestrict inside std::string assignment here (GCC bug 105329).
+// GCC 12 reports a false -Wrestrict inside std::string assignment here (GCC bug 105329); clang has
+// no such warning.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <charconv>
 #include <vector>

@@ -385,7 +385,8 @@ IrLoop ir_main_loop(const ir::Program& p, const ir::Kernel& k, bool count_int) {
     return 0;
   };
   std::map<std::string, double> rolled_counts;
-  for (const auto& [sp, u] : inner) {
+  for (const auto& [span, u] : inner) {
+    const auto sp = span;  // a lambda may not capture a structured binding before C++20's clang 16
     auto in_loop = [&](size_t i) { return P.infos[i].loc.line >= sp.first && P.infos[i].loc.line <= sp.second; };
     // its iterations: the executions of its most executed direct-body instruction (its own control,
     // on the loop's line, runs once per group)

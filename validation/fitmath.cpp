@@ -162,14 +162,13 @@ ResponseFit fit_through_model(const std::function<std::vector<double>(double)>& 
   }
   f.p = p;
   // uncertainty: scatter of the per-point solutions and the measurement spread, through d(g)/d(y)
-  double gp = g_of(p, r), var_meas = 0, sw = 0;
+  double gp = g_of(p, r), var_meas = 0;
   std::vector<double> gi;
   for (size_t i = 0; i < n; ++i) {
     if (d[i] == 0) continue;
     gi.push_back((measured[i] - c[i]) / d[i]);
     double sg = 0.5 * meas_spread[i] * measured[i] / std::fabs(d[i]);  // half the min-max spread
     var_meas += 1.0 / std::max(1e-300, sg * sg);
-    sw += 1;
   }
   double se_g = 0;
   if (gi.size() >= 2) se_g = stddev(gi) / std::sqrt(double(gi.size()));

@@ -98,9 +98,9 @@ TEST(Validation, SharedPipeTimesTheSteadyAndTheBarrierLoadLoopAsMeasured) {
   auto measured = lds_steady_periods(dir);
   EXPECT_EQ(measured.size(), 10u);  // steady and barrier, 1 2 4 8 16 warps
   for (const auto& [key, period] : measured) {
-    const int64_t B = key.first == "barrier" ? 1 : 0;
+    const int64_t B = key.first == "barrier" ? 1 : 0, warps = key.second;  // (clang 14 lambdas capture no binding)
     auto run = [&](int64_t reps) {
-      auto r = sim.run({"lds_steady_model", {{"B", B}, {"warps", key.second}, {"reps", reps}}, {}});
+      auto r = sim.run({"lds_steady_model", {{"B", B}, {"warps", warps}, {"reps", reps}}, {}});
       EXPECT_TRUE(r.ok) << r.error;
       return double(r.result.cycles);
     };
