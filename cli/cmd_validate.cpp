@@ -184,7 +184,10 @@ Runner add_validate(CLI::App& app) {
       std::string png = o->plot.empty() ? "" : fs::relative(o->plot, fs::path(o->doc).parent_path()).string();
       write_output(o->doc, validation::validation_markdown(rep, cal, png, fingerprint));
     }
-    if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");
+    // with --out-doc, the JSON records the inputs it was written from as the page does, so that a test
+    // can read the page's figures and know they are the current model's (scripts/validation_page.sh)
+    if (!fingerprint.empty()) j["inputs_fingerprint"] = fingerprint;
+    if (!o->json.empty()) write_output(o->json, j.dump(1) + "\n");
     if (o->json != "-") std::cout << rep.summary();
     std::cerr << "validate: " << rep.model_runs << " model runs, " << std::lround(rep.sim_seconds)
               << " s of simulation (all threads); slowest:\n";
