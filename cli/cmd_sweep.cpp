@@ -42,11 +42,12 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string row_figures(const std::string& name, uint64_t cycles, double time_us, double waves, double flops,
-                        uint64_t rd, uint64_t wr, double l2_hit, double err_pct, double fraction) {
-  return name + "," + std::to_string(cycles) + "," + fmt("%.4f", time_us) + "," + fmt("%.4f", waves) + "," +
-         fmt("%.4f", time_us > 0 ? flops / time_us / 1e6 : 0.0) + "," + std::to_string(rd) + "," + std::to_string(wr) +
-         "," + fmt("%.4f", l2_hit) + "," + fmt("%.3f", err_pct) + "," + fmt("%.4f", fraction) + "\n";
+std::string row_figures(const std::string& name, uint64_t cycles, double time_us, int64_t waves, double fill,
+                        double flops, uint64_t rd, uint64_t wr, double l2_hit, double err_pct, double fraction) {
+  return name + "," + std::to_string(cycles) + "," + fmt("%.4f", time_us) + "," + std::to_string(waves) + "," +
+         fmt("%.4f", fill) + "," + fmt("%.4f", time_us > 0 ? flops / time_us / 1e6 : 0.0) + "," + std::to_string(rd) +
+         "," + std::to_string(wr) + "," + fmt("%.4f", l2_hit) + "," + fmt("%.3f", err_pct) + "," +
+         fmt("%.4f", fraction) + "\n";
 }
 
 std::string param_cells(const ir::ParamValues& p, const std::vector<std::string>& names) {
@@ -172,9 +173,10 @@ Runner add_sweep(CLI::App& app) {
         model.set_sampling(sampling);
         gpu::LaunchHistory history{gpu::parse_l2_start(o->l2_start)};
         auto r = gpu::run_after_history(model, *kernel, *program, history, gpu::config_l2_bytes(*hw)).result;
-        return param_cells(p, names) + row_figures(r.kernel, r.cycles, r.time_us, r.waves, double(r.flops),
-                                                   r.dram_read_bytes, r.dram_write_bytes, r.l2_hit_rate,
-                                                   r.sampling.estimated_error_pct, r.sampling.fraction_simulated);
+        return param_cells(p, names) + row_figures(r.kernel, r.cycles, r.time_us, r.whole_waves(), r.last_wave_fill(),
+                                                   double(r.flops), r.dram_read_bytes, r.dram_write_bytes,
+                                                   r.l2_hit_rate, r.sampling.estimated_error_pct,
+                                                   r.sampling.fraction_simulated);
       }
       std::map<std::string, int64_t> wp(p.begin(), p.end());
       auto wl = wl::Workload::load_file(o->workload, wp);
@@ -188,7 +190,7 @@ Runner add_sweep(CLI::App& app) {
         err += kr.estimated_error_pct * kr.time_us;
         frac_num += kr.fraction_simulated * kr.time_us, frac_den += kr.time_us;
       }
-      return param_cells(p, names) + row_figures(wl.name(), 0, r.total_us, 0, double(flops), rd, wr, 0,
+      return param_cells(p, names) + row_figures(wl.name(), 0, r.total_us, 0, 0, double(flops), rd, wr, 0,
                                                  r.total_us > 0 ? err / r.total_us : 0,
                                                  frac_den > 0 ? frac_num / frac_den : 1.0);
     };

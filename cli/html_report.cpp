@@ -307,13 +307,13 @@ HtmlReport run_html(const nlohmann::json& j, const std::string& text, const std:
   // bytes per level
   auto sectors = [&](const char* k) { return m.contains(k) && m[k].is_number() ? 32.0 * m[k].get<double>() : 0.0; };
   std::vector<std::pair<std::string, double>> bytes = {
-      {"L1 global loads", sectors("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") / 1048576.0},
-      {"L1 global stores", sectors("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") / 1048576.0},
-      {"L2 (all sectors)", sectors("lts__t_sectors.sum") / 1048576.0},
-      {"DRAM read", jnum(j, "dram_read_bytes") / 1048576.0},
-      {"DRAM write", jnum(j, "dram_write_bytes") / 1048576.0}};
-  r.figures.push_back({"Bytes moved at each level of the memory hierarchy (MiB; sectors of 32 bytes)",
-                       inline_svg(hbars(bytes, "bytes per level", "MiB", "#4477aa"), "f2-")});
+      {"L1 global loads", sectors("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") / 1e6},
+      {"L1 global stores", sectors("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") / 1e6},
+      {"L2 (all sectors)", sectors("lts__t_sectors.sum") / 1e6},
+      {"DRAM read", jnum(j, "dram_read_bytes") / 1e6},
+      {"DRAM write", jnum(j, "dram_write_bytes") / 1e6}};
+  r.figures.push_back({"Bytes moved at each level of the memory hierarchy (MB = 10^6 bytes; sectors of 32 bytes)",
+                       inline_svg(hbars(bytes, "bytes per level", "MB", "#4477aa"), "f2-")});
   HtmlTable key{"Key figures", {"figure", "value"}, {}};
   for (const char* k : {"time_us", "cycles", "sm_mhz", "launch_overhead_us", "ctas", "ctas_per_sm", "occupancy_limiter",
                         "waves", "warp_instructions", "flops", "dram_read_bytes", "dram_write_bytes", "l2_hit_rate"})

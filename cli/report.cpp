@@ -7,10 +7,10 @@
 
 namespace gtsim::cli {
 
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+std::string traffic_bytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
-  while (b >= 1024.0 && u < 4) b /= 1024.0, ++u;
+  while (b >= 1000.0 && u < 4) b /= 1000.0, ++u;
   char buf[64];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
   return buf;
@@ -64,16 +64,26 @@ std::string format_run_report(const nlohmann::json& j) {
                   num(j, "time_us") + num(j, "launch_stream_gap_us"), num(j, "launch_stream_gap_us"));
     os << buf;
   }
-  std::snprintf(buf, sizeof buf, "  launch        %.0f CTAs, %.0f per SM (limited by %s), %.2f waves\n", num(j, "ctas"),
-                num(j, "ctas_per_sm"), j.value("occupancy_limiter", std::string("?")).c_str(), num(j, "waves"));
+  const double waves = num(j, "waves");
+  std::snprintf(buf, sizeof buf, "  launch        %.0f CTAs, %.0f per SM (limited by %s), %.0f wave%s", num(j, "ctas"),
+                num(j, "ctas_per_sm"), j.value("occupancy_limiter", std::string("?")).c_str(), waves,
+                waves == 1 ? "" : "s");
   os << buf;
+  if (waves > 0 && num(j, "last_wave_fill") < 1 - 1e-9) {
+    std::snprintf(buf, sizeof buf, " (the last %.0f%% full)", 100.0 * num(j, "last_wave_fill"));
+    os << buf;
+  }
+  os << "\n";
   std::snprintf(buf, sizeof buf, "  instructions  %.0f warp instructions, %.3g FLOP\n", num(j, "warp_instructions"),
                 num(j, "flops"));
   os << buf;
   double dr = num(j, "dram_read_bytes"), dw = num(j, "dram_write_bytes"), t = num(j, "time_us");
-  std::snprintf(buf, sizeof buf, "  DRAM          read %s, write %s, %.1f GB/s\n", human_bytes(dr).c_str(),
-                human_bytes(dw).c_str(), t > 0 ? (dr + dw) / t / 1e3 : 0.0);
+  std::snprintf(buf, sizeof buf, "  DRAM          read %s, write %s, %.1f GB/s", traffic_bytes(dr).c_str(),
+                traffic_bytes(dw).c_str(), t > 0 ? (dr + dw) / t / 1e3 : 0.0);
   os << buf;
+  if (num(j, "l2_dirty_bytes_at_end") > 0)
+    os << "; " << traffic_bytes(num(j, "l2_dirty_bytes_at_end")) << " left dirty in the L2, written back later";
+  os << "\n";
   std::snprintf(buf, sizeof buf, "  L2            sector hit rate %.1f%%", 100.0 * num(j, "l2_hit_rate"));
   os << buf;
   if (j.contains("l2_start") && j["l2_start"].value("state", std::string("empty")) != "empty")

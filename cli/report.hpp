@@ -11,7 +11,7 @@ namespace gtsim::cli {
 std::string format_run_report(const nlohmann::json& run);
 // The resolved config as YAML, headed by its source file and the git revision.
 std::string resolved_config_text(const ConfigNode& hw, const std::string& path);
-// Bytes with binary units ("64.0 MiB").
-std::string human_bytes(double bytes);
+// Bytes moved, in decimal units like the rates beside them ("67.1 MB" at "3350.0 GB/s"): docs/units.md.
+std::string traffic_bytes(double bytes);
 
 }  // namespace gtsim::cli

@@ -33,7 +33,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }  // namespace
 
 const char* const kSweepColumns =
-    "kernel,cycles,time_us,waves,tflops,dram_read_bytes,dram_write_bytes,l2_hit_rate,estimated_error_pct,"
+    "kernel,cycles,time_us,waves,last_wave_fill,tflops,dram_read_bytes,dram_write_bytes,l2_hit_rate,estimated_error_"
+    "pct,"
     "fraction_simulated";
 
 SweepAxis parse_sweep_axis(const std::string& arg, const std::string& option) {
@@ -233,7 +234,15 @@ void write_sweep_plot(const std::string& image, const std::vector<SweepAxis>& ax
   const SweepAxis& axis = axes[sweep_plot_axis(axes)];
   size_t xcol = 0;
   while (xcol < names.size() && names[xcol] != axis.names.front()) ++xcol;
-  const size_t ycol = names.size() + (y == "time_us" ? 2 : 4);
+  // the figure's column after the parameters', by its name in kSweepColumns
+  size_t ycol = names.size();
+  {
+    const std::string cols = kSweepColumns, want = y == "time_us" ? "time_us" : "tflops";
+    for (const auto& c : split(cols, ',')) {
+      if (c == want) break;
+      ++ycol;
+    }
+  }
   std::string xname;
   for (const auto& n : axis.names) xname += (xname.empty() ? "" : ",") + n;
   struct Point {

@@ -1,5 +1,6 @@
 #include "models/analytic/waves.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -44,15 +45,7 @@ std::vector<Candidate> candidates(const GemmPlan& p) {
         break;
       }
     }
-    int64_t full_waves = p.tiles / p.wave_size;
-    if (full_waves >= 1)
-      for (int64_t n = p.N / a * a; n >= a; n -= a) {
-        int64_t tiles = ((p.M + p.tile.bm - 1) / p.tile.bm) * ((n + p.tile.bn - 1) / p.tile.bn);
-        if (tiles <= full_waves * p.wave_size) {
-          c.push_back({round_up(p.M, a), n, round_up(p.K, a), "trim N to drop the partial wave"});
-          break;
-        }
-      }
+    // (shrinking N would drop the partial wave, but it is another problem: only padding is offered)
   }
   std::vector<Candidate> out;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen{{p.M, p.N, p.K}};
@@ -110,9 +103,17 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
                           {"last_wave_fill", q.last_wave_fill},
                           {"tile_efficiency", q.tile_efficiency},
                           {"vector_bytes", q.vector_bytes}};
+      // what the padding costs: the extra multiply-adds of the padded shape, in % of the problem's
+      s["padding_pct"] =
+          100.0 * (double(c.M) * double(c.N) * double(c.K) / (double(req.M) * double(req.N) * double(req.K)) - 1.0);
       if (req.simulate) s["time_us"] = simulate_gemm(hw, q, req.exact).time_us;
       sugg.push_back(s);
     }
+    // fastest first when simulated (a padding that does not pay comes last)
+    if (req.simulate)
+      std::stable_sort(sugg.begin(), sugg.end(), [](const nlohmann::json& x, const nlohmann::json& y) {
+        return x["time_us"].get<double>() < y["time_us"].get<double>();
+      });
   }
   r.json["suggestions"] = sugg;
   std::ostringstream o;
@@ -148,11 +149,23 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
       o << buf;
     }
   }
+  if (tile == "auto")
+    for (const auto& t : tried) {
+      std::snprintf(buf, sizeof buf, "  tried tile %-9s waves %lld", t["tile"].get<std::string>().c_str(),
+                    (long long)t["waves"].get<int64_t>());
+      o << buf;
+      if (req.simulate) {
+        std::snprintf(buf, sizeof buf, "  %.2f us%s", t["time_us"].get<double>(),
+                      t["tile"].get<std::string>() == best.tile.str() ? "  (chosen)" : "");
+        o << buf;
+      }
+      o << "\n";
+    }
   for (const auto& s : sugg) {
-    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB",
+    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB pads %.1f%%",
                   s["gemm"].get<std::string>().c_str(), s["why"].get<std::string>().c_str(),
-                  (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(),
-                  s["vector_bytes"].get<int>());
+                  (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(), s["vector_bytes"].get<int>(),
+                  s["padding_pct"].get<double>());
     o << buf;
     if (s.contains("time_us")) {
       std::snprintf(buf, sizeof buf, "  %.2f us", s["time_us"].get<double>());

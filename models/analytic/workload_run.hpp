@@ -30,6 +30,7 @@ struct KernelRecord {
   double time_us = 0;  // including its launch overhead (0 in CUDA-graph mode)
   double share = 0;    // of the workload total
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  uint64_t l2_dirty_bytes_at_end = 0;  // stores still dirty in the L2 when it ends (docs/units.md)
   uint64_t min_bytes = 0;  // each input read once + each output written once
   uint64_t flops = 0;
   double intensity = 0;  // flops / DRAM bytes moved
@@ -43,6 +44,7 @@ struct WorkloadReport {
   std::vector<KernelRecord> kernels;
   double total_us = 0;
   uint64_t dram_bytes = 0;
+  uint64_t l2_dirty_bytes_at_end = 0;  // the last kernel's (one L2 carried), or every kernel's
   double ridge_flops_per_byte = 0;
   nlohmann::json json;
   std::string text;

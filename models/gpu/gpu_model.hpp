@@ -31,10 +31,17 @@ struct KernelResult {
   uint32_t ctas_per_sm = 0;       // occupancy limit from registers, shared memory, threads, CTA slots
   std::string occupancy_limiter;  // which of those binds
   double waves = 0;               // ctas / (ctas_per_sm * SMs), as launch__waves_per_multiprocessor
+  // The words of `gtsim waves` (docs/units.md): whole waves, a partial last one counted, and how full
+  // the last one is (2.67 above is 3 waves, the last 67% full). The JSON's "waves" is the whole count.
+  int64_t whole_waves() const;
+  double last_wave_fill() const;
   uint64_t warp_instructions = 0;
   uint64_t thread_instructions = 0;
   uint64_t dram_read_bytes = 0;
   uint64_t dram_write_bytes = 0;
+  // dirty sectors in the L2 when the kernel ends: DRAM writes still owed, which dram_write_bytes does
+  // not count (a later launch or the end of the program writes them back; a TPU writes every byte)
+  uint64_t l2_dirty_bytes_at_end = 0;
   double l2_hit_rate = 0;  // sector hit rate, 0..1
   uint64_t flops = 0;
   uint64_t events = 0;

@@ -1,5 +1,7 @@
 #include "models/gpu/kernel_report.hpp"
 
+#include <cmath>
+
 namespace gtsim::gpu {
 namespace {
 
@@ -119,6 +121,7 @@ KernelResult make_kernel_result(const ReportInputs& in, const Simulation& sim, c
   mem::GpuMemorySystem::Totals now = memory.totals(), was = in.before.memory;
   r.dram_read_bytes = now.dram_read_bytes - was.dram_read_bytes;
   r.dram_write_bytes = now.dram_write_bytes - was.dram_write_bytes;
+  r.l2_dirty_bytes_at_end = memory.l2_occupancy().dirty_sectors * 32;
   uint64_t hits = now.l2_sector_hits - was.l2_sector_hits, misses = now.l2_sector_misses - was.l2_sector_misses;
   r.l2_hit_rate = ratio(double(hits), double(hits + misses));
   r.events = sim.events_processed() - in.before.events;
@@ -127,6 +130,13 @@ KernelResult make_kernel_result(const ReportInputs& in, const Simulation& sim, c
   memory.add_metrics(r.metrics, was);
   r.stats = json_difference(sim.stats().to_json(), in.before.stats);
   return r;
+}
+
+int64_t KernelResult::whole_waves() const { return waves > 0 ? int64_t(std::ceil(waves - 1e-9)) : 0; }
+
+double KernelResult::last_wave_fill() const {
+  const int64_t w = whole_waves();
+  return w > 0 ? waves - double(w - 1) : 0.0;
 }
 
 nlohmann::json KernelResult::to_json() const {
@@ -141,11 +151,13 @@ nlohmann::json KernelResult::to_json() const {
   j["ctas"] = ctas;
   j["ctas_per_sm"] = ctas_per_sm;
   j["occupancy_limiter"] = occupancy_limiter;
-  j["waves"] = waves;
+  j["waves"] = whole_waves();
+  j["last_wave_fill"] = last_wave_fill();
   j["warp_instructions"] = warp_instructions;
   j["thread_instructions"] = thread_instructions;
   j["dram_read_bytes"] = dram_read_bytes;
   j["dram_write_bytes"] = dram_write_bytes;
+  j["l2_dirty_bytes_at_end"] = l2_dirty_bytes_at_end;
   j["l2_hit_rate"] = l2_hit_rate;
   j["flops"] = flops;
   j["events"] = events;

@@ -63,6 +63,7 @@ GpuMemorySystem::L2Occupancy MemorySystemImpl::l2_occupancy() const {
     for (const TagLine& l : ways) {
       o.valid += l.present() && l.valid != 0;
       o.dirty += l.present() && l.dirty != 0;
+      o.dirty_sectors += l.present() ? uint64_t(std::popcount(l.dirty)) : 0;
     }
   }
   return o;
@@ -73,8 +74,7 @@ void MemorySystemImpl::fill_l2_placeholders(uint64_t lines, uint64_t dirty) {
   // from 2^40), so no kernel hits them; a placeholder evicted dirty is written back as any line.
   constexpr uint64_t kBase = (uint64_t(1) << 56);
   const uint64_t lb = specs_.l2.line_bytes;
-  for (uint64_t i = 0; i < lines; ++i, ++next_placeholder_)
-    preload_l2(kBase + next_placeholder_ * lb, lb, i < dirty);
+  for (uint64_t i = 0; i < lines; ++i, ++next_placeholder_) preload_l2(kBase + next_placeholder_ * lb, lb, i < dirty);
 }
 
 uint32_t MemorySystemImpl::store_wire_bytes(const MemRequest& q) const {

@@ -62,7 +62,8 @@ class GpuMemorySystem {
   // addresses no kernel uses, most recently used, so that the L2 fills up and writes back as it would
   // have. No time, no counters.
   struct L2Occupancy {
-    uint64_t valid = 0, dirty = 0, capacity = 0;
+    uint64_t valid = 0, dirty = 0, capacity = 0;  // lines
+    uint64_t dirty_sectors = 0;                   // 32-byte sectors still to be written back
   };
   virtual L2Occupancy l2_occupancy() const = 0;
   virtual void fill_l2_placeholders(uint64_t lines, uint64_t dirty) = 0;

@@ -38,6 +38,23 @@ TEST(CtaScheduler, WavesMetricCountsCtasOverResidentSlots) {
   EXPECT_NEAR(r.metrics["launch__waves_per_multiprocessor"].get<double>(), 133.0 / 264.0, 1e-12);
 }
 
+// The JSON speaks as `gtsim waves` does (docs/units.md): whole waves, a partial last one counted, and
+// how full the last is; the fractional figure stays Nsight Compute's metric.
+TEST(CtaScheduler, WavesAreWholeWithTheLastWavesFillAsGtsimWavesCountsThem) {
+  struct Case {
+    int ctas;
+    int64_t waves;
+    double fill;
+  };
+  for (const Case& c : {Case{133, 1, 133.0 / 264.0}, Case{264, 1, 1.0}, Case{265, 2, 1.0 / 264.0}}) {
+    auto p = testing::lib_kernel("fixed_work", {{"ctas", c.ctas}, {"work", 4}});
+    nlohmann::json j = testing::run_one("h200-sxm", *p).to_json();
+    EXPECT_EQ(j["waves"].get<int64_t>(), c.waves) << c.ctas << " CTAs";
+    EXPECT_NEAR(j["last_wave_fill"].get<double>(), c.fill, 1e-12) << c.ctas << " CTAs";
+    EXPECT_NEAR(j["metrics"]["launch__waves_per_multiprocessor"].get<double>(), c.ctas / 264.0, 1e-12);
+  }
+}
+
 TEST(CtaScheduler, EverySmGetsOneCtaBeforeAnyGetsTwo) {
   auto p = testing::lib_kernel("fixed_work", {{"ctas", 133}, {"work", 4}});
   KernelResult r = testing::run_one("h200-sxm", *p);

@@ -125,6 +125,19 @@ TEST(L2WritePolicy, SmallOutputStaysInL2LargeOneIsWrittenBack) {
   EXPECT_LT(double(large.dram_write_bytes), written);
 }
 
+// What a kernel stores reaches DRAM during it (evicted) or is still dirty in the L2 when it ends, the
+// writes it still owes (l2_dirty_bytes_at_end, docs/units.md): the two add up to the bytes stored,
+// whether the output fits in the L2 (4 MiB: almost all owed) or not (128 MiB: mostly written).
+TEST(L2WritePolicy, EveryStoredSectorIsWrittenBackOrStillDirtyAtTheEnd) {
+  for (int64_t n : {int64_t(1) << 20, int64_t(1) << 25}) {
+    gpu::KernelResult r;
+    copy_dram_tbps(n, &r);
+    const double stored = 4.0 * double(n);
+    EXPECT_NEAR(double(r.dram_write_bytes + r.l2_dirty_bytes_at_end), stored, 0.02 * stored) << n << " floats";
+    EXPECT_LE(double(r.l2_dirty_bytes_at_end), 62914560.0) << "no more than the 60 MiB L2 holds";
+  }
+}
+
 // L2 contents carry over: a second kernel reading what the first wrote hits in L2.
 TEST(L2WritePolicy, SecondKernelReadsTheFirstKernelsOutputFromL2) {
   auto cfg = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"));
