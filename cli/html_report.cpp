@@ -316,7 +316,8 @@ HtmlReport run_html(const nlohmann::json& j, const std::string& text, const std:
                        inline_svg(hbars(bytes, "bytes per level", "MB", "#4477aa"), "f2-")});
   HtmlTable key{"Key figures", {"figure", "value"}, {}};
   for (const char* k : {"time_us", "cycles", "sm_mhz", "launch_overhead_us", "ctas", "ctas_per_sm", "occupancy_limiter",
-                        "waves", "warp_instructions", "flops", "dram_read_bytes", "dram_write_bytes", "l2_hit_rate"})
+                        "waves", "last_wave_fill", "warp_instructions", "flops", "dram_read_bytes", "dram_write_bytes",
+                        "l2_dirty_bytes_at_end", "l2_hit_rate"})
     if (j.contains(k)) key.rows.push_back({k, cell(j[k])});
   if (j.contains("params"))
     for (const auto& [k, v] : j["params"].items()) key.rows.push_back({"param " + k, cell(v)});
