@@ -1,9 +1,15 @@
 #include "cli/cli_util.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include "kernels_ir/parser.hpp"
 #include "kernels_ir/verifier.hpp"
+#include "sim/data_dir.hpp"
 #include "sim/error.hpp"
 
 #ifndef GTSIM_GIT_REV
@@ -76,6 +82,91 @@ std::shared_ptr<const ir::Program> load_program(const std::string& kernel_path, 
   return program;
 }
 
+namespace {
+
+// A shipped config (data_dir()/hw_configs/*.yaml): its file name and its values without its
+// `validation` block, which is the part `gtsim validate` rewrites.
+struct Shipped {
+  std::string file;
+  nlohmann::json values;
+};
+
+nlohmann::json values_of(const ConfigNode& hw) {
+  nlohmann::json j = hw.to_json();
+  if (j.is_object()) j.erase("validation");
+  return j;
+}
+
+const std::multimap<std::string, Shipped>& shipped_configs() {
+  static std::once_flag once;
+  static std::multimap<std::string, Shipped> by_name;
+  std::call_once(once, [] {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    try {
+      for (const auto& e : fs::directory_iterator(data_path("hw_configs")))
+        if (e.path().extension() == ".yaml") files.push_back(e.path());
+    } catch (const std::exception&) {
+      return;  // no data folder: nothing is a shipped config
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      try {
+        auto c = ConfigNode::load_file(f.string());
+        by_name.emplace(c->param<std::string>("name").or_default(""), Shipped{f.filename().string(), values_of(*c)});
+      } catch (const std::exception&) {  // a broken shipped file is check's business, not the label's
+      }
+    }
+  });
+  return by_name;
+}
+
+// Dotted keys whose values differ between two configs' values (at most `max`).
+void differing_keys(const nlohmann::json& a, const nlohmann::json& b, const std::string& at,
+                    std::vector<std::string>& out, size_t max) {
+  if (out.size() >= max) return;
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    for (const auto& k : keys) {
+      const std::string p = at.empty() ? k : at + "." + k;
+      if (!a.contains(k) || !b.contains(k))
+        out.push_back(p);
+      else
+        differing_keys(a[k], b[k], p, out, max);
+      if (out.size() >= max) return;
+    }
+    return;
+  }
+  if (a != b) out.push_back(at.empty() ? "(the whole config)" : at);
+}
+
+// Why a config that carries a validation status is not the machine validated ("" when it is: a
+// shipped config, or a byte-for-byte copy of one): a copy with other values, or a `base:` child
+// that inherited the block under another name.
+std::string derived_by_values(const ConfigNode& hw) {
+  const auto& shipped = shipped_configs();
+  if (shipped.empty()) return "";
+  const std::string name = hw.param<std::string>("name").or_default("");
+  const nlohmann::json mine = values_of(hw);
+  auto [lo, hi] = shipped.equal_range(name);
+  if (lo == hi) return "being no shipped config (no hw_configs/*.yaml is named '" + name + "')";
+  std::vector<std::string> keys;
+  for (auto it = lo; it != hi; ++it) {
+    if (it->second.values == mine) return "";
+    if (keys.empty()) {
+      differing_keys(mine, it->second.values, "", keys, 4);
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+      keys = {"changing hw_configs/" + it->second.file + "'s " + list};
+    }
+  }
+  return keys.front();
+}
+
+}  // namespace
+
 nlohmann::json validation_label(const ConfigNode& hw, const std::string& family, const std::vector<std::string>& sets) {
   nlohmann::json j = {{"status", "unknown"}, {"error_band_pct", nullptr}};
   if (!family.empty()) j["family"] = family, j["family_error_pct"] = nullptr;
@@ -95,6 +186,8 @@ nlohmann::json validation_label(const ConfigNode& hw, const std::string& family,
   std::string changed;
   for (const std::string& s : sets)
     if (s.rfind("validation.", 0) != 0) changed += (changed.empty() ? "--set " : ", --set ") + s;
+  // a copy or a `base:` child with other values than the shipped config its validation block is from
+  if (changed.empty() && hw.find("validation") && j["status"] != "unknown") changed = derived_by_values(hw);
   if (!changed.empty()) {  // not the machine the figures were measured for
     j["derived_from"] = j["status"];
     j["status"] = "derived";

@@ -51,7 +51,11 @@ std::string run_report(const nlohmann::json& j, const tpu::TpuConfig& cfg) {
   char buf[400];
   const nlohmann::json& v = j["validation"];
   os << "gtsim run: " << j.value("kernel", "?") << " on " << j.value("hw", "?") << " (TPU)  [config "
-     << v.value("status", "unknown") << "]\n";
+     << v.value("status", "unknown");
+  if (v.contains("derived_by"))  // --set, or a copy with other values: not the machine fitted
+    os << " from a " << v.value("derived_from", std::string("?")) << " config by " << v["derived_by"].get<std::string>()
+       << ": not validated";
+  os << "]\n";
   std::snprintf(buf, sizeof buf,
                 "  time          %.3f us  (device %.3f us = %llu cycles at %.0f MHz + dispatch %.2f us)\n",
                 j.value("time_us", 0.0), j.value("device_us", 0.0), (unsigned long long)j.value("cycles", uint64_t(0)),

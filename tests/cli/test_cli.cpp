@@ -1,7 +1,11 @@
 // The command-line contract: exit codes, file:line:col errors, JSON keys, nothing half-written.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "tests/cli/cli_harness.hpp"
 
@@ -250,4 +254,52 @@ TEST(Cli, RunWithAMachineChangingSetIsDerivedNotValidated) {
   EXPECT_EQ(v["status"], "derived");
   EXPECT_TRUE(v["family_error_pct"].is_null());
   EXPECT_TRUE(v["error_band_pct"].is_null());
+}
+
+// A config file is the validated machine only when its values are a shipped config's: a byte-for-byte
+// copy keeps the label, a copy with another value and a `base:` child under another name are derived
+// (issue 39 item 5), GPU and TPU alike.
+TEST(Cli, ACopyWithOtherValuesOrABaseChildIsDerivedAnIdenticalCopyIsNot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gtsim_label_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string src = GTSIM_SOURCE_DIR;
+  auto write = [&](const std::string& name, std::string text, const std::string& from = "",
+                   const std::string& to = "") {
+    if (!from.empty()) {
+      size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto label = [](const std::string& hw, const std::string& kernel) {
+    auto r = gtsim::test::gtsim_cli("run --hw " + hw + " --kernel kernels_ir/lib/" + kernel + " --json -");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return r.rc == 0 ? nlohmann::json::parse(r.out)["validation"] : nlohmann::json();
+  };
+  const std::string h200 = slurp(src + "/hw_configs/h200-sxm.yaml"), v5e = slurp(src + "/hw_configs/tpu-v5e.yaml");
+  auto same = label(write("same.yaml", h200), "stream_copy.kir");
+  EXPECT_EQ(same["status"], "calibrated") << same;
+  EXPECT_TRUE(same["family_error_pct"].is_number()) << same;
+  auto other = label(write("other.yaml", h200, "bandwidth_gbps: ", "bandwidth_gbps: 1"), "stream_copy.kir");
+  EXPECT_EQ(other["status"], "derived") << other;
+  EXPECT_EQ(other["derived_from"], "calibrated") << other;
+  EXPECT_NE(other.value("derived_by", "").find("hbm.bandwidth_gbps"), std::string::npos) << other;
+  EXPECT_TRUE(other["family_error_pct"].is_null()) << other;
+  auto child =
+      label(write("child.yaml", "base: " + src + "/hw_configs/a100-40gb.yaml\nname: my-a100\nsm:\n  count: 54\n"),
+            "stream_copy.kir");
+  EXPECT_EQ(child["status"], "derived") << child;
+  EXPECT_NE(child.value("derived_by", "").find("my-a100"), std::string::npos) << child;
+  auto tpu = label(write("v5e.yaml", v5e, "overhead_us: ", "overhead_us: 1"),
+                   "tpu_matmul.kir --param M=1024 --param N=1024 --param K=1024");
+  EXPECT_EQ(tpu["status"], "derived") << tpu;
+  EXPECT_EQ(tpu["derived_from"], "fitted") << tpu;
+  fs::remove_all(dir);
 }
