@@ -15,6 +15,4 @@ set key outside below noenhanced
 plot 'waves.dat' index 0 using 1:3 with linespoints pt 7 ps 0.6 lc rgb '#1f77b4' title 'simulated time', \
   'waves.dat' index 0 using 1:2 axes x1y2 with steps lw 2 lc rgb '#d62728' title 'waves (tiles / wave size)', \
   'waves.dat' index 1 using 1:2:3 axes x1y2 with labels offset 0,0.8 left textcolor rgb '#d62728' notitle, \
-  'waves.dat' index 2 using 1:2 with points pt 6 ps 2.2 lw 2 lc rgb 'black' title '--gemm 2304x1920x128', \
-  'waves.dat' index 3 using 1:2 with points pt 9 ps 1.8 lc rgb '#2ca02c' title 'padded alternatives (gtsim waves suggestions)', \
-  'waves.dat' index 3 using 1:2:3 with labels offset 0,-1.2 center font ',9' textcolor rgb '#2ca02c' notitle
+  'waves.dat' index 2 using 1:2 with points pt 6 ps 2.2 lw 2 lc rgb 'black' title '--gemm 2304x1920x128'
