@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "kernels_ir/parser.hpp"
 #include "kernels_ir/verifier.hpp"
@@ -121,27 +120,6 @@ const std::multimap<std::string, Shipped>& shipped_configs() {
   return by_name;
 }
 
-// Dotted keys whose values differ between two configs' values (at most `max`).
-void differing_keys(const nlohmann::json& a, const nlohmann::json& b, const std::string& at,
-                    std::vector<std::string>& out, size_t max) {
-  if (out.size() >= max) return;
-  if (a.is_object() && b.is_object()) {
-    std::set<std::string> keys;
-    for (const auto& [k, v] : a.items()) keys.insert(k);
-    for (const auto& [k, v] : b.items()) keys.insert(k);
-    for (const auto& k : keys) {
-      const std::string p = at.empty() ? k : at + "." + k;
-      if (!a.contains(k) || !b.contains(k))
-        out.push_back(p);
-      else
-        differing_keys(a[k], b[k], p, out, max);
-      if (out.size() >= max) return;
-    }
-    return;
-  }
-  if (a != b) out.push_back(at.empty() ? "(the whole config)" : at);
-}
-
 // Why a config that carries a validation status is not the machine validated ("" when it is: a
 // shipped config, or a byte-for-byte copy of one): a copy with other values, or a `base:` child
 // that inherited the block under another name.
@@ -152,17 +130,21 @@ std::string derived_by_values(const ConfigNode& hw) {
   const nlohmann::json mine = values_of(hw);
   auto [lo, hi] = shipped.equal_range(name);
   if (lo == hi) return "being no shipped config (no hw_configs/*.yaml is named '" + name + "')";
-  std::vector<std::string> keys;
-  for (auto it = lo; it != hi; ++it) {
+  for (auto it = lo; it != hi; ++it)
     if (it->second.values == mine) return "";
-    if (keys.empty()) {
-      differing_keys(mine, it->second.values, "", keys, 4);
-      std::string list;
-      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
-      keys = {"changing hw_configs/" + it->second.file + "'s " + list};
+  // the keys that differ from the first shipped config of that name (JSON Patch paths, dotted)
+  std::string list;
+  size_t n = 0;
+  for (const auto& op : nlohmann::json::diff(lo->second.values, mine)) {
+    if (n++ == 4) {
+      list += ", ...";
+      break;
     }
+    std::string key = op["path"].get<std::string>().substr(1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    list += (list.empty() ? "" : ", ") + key;
   }
-  return keys.front();
+  return "changing hw_configs/" + lo->second.file + "'s " + list;
 }
 
 }  // namespace

@@ -274,16 +274,13 @@ TEST(Cli, ACopyWithOtherValuesOrABaseChildIsDerivedAnIdenticalCopyIsNot) {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
   };
-  auto slurp = [](const std::string& p) {
-    std::ifstream in(p);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
   auto label = [](const std::string& hw, const std::string& kernel) {
     auto r = gtsim::test::gtsim_cli("run --hw " + hw + " --kernel kernels_ir/lib/" + kernel + " --json -");
     EXPECT_EQ(r.rc, 0) << r.err;
     return r.rc == 0 ? nlohmann::json::parse(r.out)["validation"] : nlohmann::json();
   };
-  const std::string h200 = slurp(src + "/hw_configs/h200-sxm.yaml"), v5e = slurp(src + "/hw_configs/tpu-v5e.yaml");
+  const std::string h200 = gtsim::test::slurp(src + "/hw_configs/h200-sxm.yaml"),
+                    v5e = gtsim::test::slurp(src + "/hw_configs/tpu-v5e.yaml");
   auto same = label(write("same.yaml", h200), "stream_copy.kir");
   EXPECT_EQ(same["status"], "calibrated") << same;
   EXPECT_TRUE(same["family_error_pct"].is_number()) << same;

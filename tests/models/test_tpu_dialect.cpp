@@ -104,9 +104,9 @@ TEST(TpuDialect, TpuVerifierRefusesGpuInstructions) {
 
 TEST(TpuDialect, VerifierNamesBadOperands) {
   auto check = [](const std::string& body, const std::string& want) {
-    auto k = ir::parse_kernel_string("tpu_kernel t(n = 4) {\n  buffer h : bf16[256, 128]\n  vmem V : bf16[128, 128] slots 2\n" +
-                                         body + "\n}\n",
-                                     "t.kir");
+    auto k = ir::parse_kernel_string(
+        "tpu_kernel t(n = 4) {\n  buffer h : bf16[256, 128]\n  vmem V : bf16[128, 128] slots 2\n" + body + "\n}\n",
+        "t.kir");
     auto d = ir::verify(*k);
     ASSERT_FALSE(d.empty()) << body;
     EXPECT_EQ(d[0].str(), want) << body;
@@ -115,9 +115,11 @@ TEST(TpuDialect, VerifierNamesBadOperands) {
   check("  dma.load h[0], V[0], 0", "t.kir:4:12: expected the destination (a vmem buffer, NAME[slot])");
   check("  dma.load V[0], h[40000], 0", "t.kir:4:20: offset 40000 into 'h' of 32768 elements, expected 0 to 32767");
   check("  dma.store h[0], V[0], 1, 256, 128", "t.kir:4:28: rows 256, expected 1 to 128");
-  check("  mxu.matmul 0, V[0]", "t.kir:4:3: 'mxu.matmul' has 2 operands, expected `mxu.matmul MXU, V[slot], M[, PASSES]`");
+  check("  mxu.matmul 0, V[0]",
+        "t.kir:4:3: 'mxu.matmul' has 2 operands, expected `mxu.matmul MXU, V[slot], M[, PASSES]`");
   check("  vpu.frobnicate V[0], 8, 128",
-        "t.kir:4:3: unknown TPU instruction 'vpu.frobnicate', expected dma.load, dma.store, dma.wait, mxu.load_weights, mxu.matmul, vpu.OP or sync");
+        "t.kir:4:3: unknown TPU instruction 'vpu.frobnicate', expected dma.load, dma.store, dma.wait, "
+        "mxu.load_weights, mxu.matmul, vpu.OP or sync");
   check("  sync 1", "t.kir:4:3: 'sync' has 1 operands, expected `sync (no operands)`");
   check("  dma.wait q", "t.kir:4:12: unknown name 'q', expected a parameter, let or loop variable");
   check("  reg r[2]", "t.kir:4:3: 'reg' is a GPU statement, not allowed in a tpu_kernel");
@@ -125,7 +127,8 @@ TEST(TpuDialect, VerifierNamesBadOperands) {
 
 TEST(TpuDialect, MachineLimitsFromTheConfig) {
   auto cfg = tpu::TpuConfig::load(src("hw_configs/tpu-v5e.yaml"));
-  auto k = ir::parse_kernel_string("tpu_kernel t() {\n  vmem V : bf16[128, 128]\n  mxu.load_weights 9, V[0], 128, 128\n}\n");
+  auto k =
+      ir::parse_kernel_string("tpu_kernel t() {\n  vmem V : bf16[128, 128]\n  mxu.load_weights 9, V[0], 128, 128\n}\n");
   EXPECT_TRUE(ir::verify(*k).empty());
   EXPECT_THROW(tpu::core_program_from_ir(*k, {}, cfg), InputError);
 }

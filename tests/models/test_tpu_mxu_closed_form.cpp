@@ -16,9 +16,9 @@ using gtsim::testing::cfg_path;
 // Memory made free (no HBM, DMA, dispatch or issue cost), so only the MXU is timed.
 TpuConfig free_memory_textbook(uint32_t mxus) {
   return TpuConfig::load(cfg_path("tpu-v5e.yaml"),
-                         {"mxu.timing=textbook", "mxu.count=" + std::to_string(mxus), "chip.peak_bf16_tflops=" +
-                              std::to_string(49.152 * mxus), "hbm.bandwidth_gbps=1e9", "hbm.latency_ns=0",
-                          "dma.issue_cycles=0", "scalar.issue_cycles=0", "dispatch.overhead_us=0",
+                         {"mxu.timing=textbook", "mxu.count=" + std::to_string(mxus),
+                          "chip.peak_bf16_tflops=" + std::to_string(49.152 * mxus), "hbm.bandwidth_gbps=1e9",
+                          "hbm.latency_ns=0", "dma.issue_cycles=0", "scalar.issue_cycles=0", "dispatch.overhead_us=0",
                           "vpu.alu_ops_per_cycle=1e6", "vmem.bandwidth_gbps=1e12"});
 }
 

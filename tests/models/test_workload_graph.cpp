@@ -1,8 +1,8 @@
 // The workload graph: reader, DAG check, fusion and recompute passes (byte counts from the graph).
 #include <gtest/gtest.h>
 
-#include "kernels_ir/graph/passes.hpp"
 #include "kernels_ir/exec/program.hpp"
+#include "kernels_ir/graph/passes.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/analytic/gemm_plan.hpp"
 #include "sim/config.hpp"
@@ -120,13 +120,14 @@ TEST(WorkloadGraph, ProgramPlacesNamedBuffersInTheirRegions) {
   buffer c : f32[N]
   st.global c[tid.x], x
 }
-)", "<p>");
+)",
+                                   "<p>");
   auto plain = ir::Program::build(*k, {});
   const uint64_t ra = uint64_t(1) << 40, rb = (uint64_t(1) << 40) + (uint64_t(8) << 20);
   auto placed = ir::Program::build(*k, {}, {{"a", ra}, {"b", rb}, {"not_a_buffer", 0}});
   ASSERT_EQ(placed->buffers().size(), 3u);
   EXPECT_EQ(placed->buffers()[0].base, ra);
-  EXPECT_EQ(placed->buffers()[1].base, rb + 16);  // align 16: a multiple of 16, not of 32
+  EXPECT_EQ(placed->buffers()[1].base, rb + 16);                   // align 16: a multiple of 16, not of 32
   EXPECT_EQ(placed->buffers()[2].base, plain->buffers()[0].base);  // unnamed: default cursor
 }
 
