@@ -8,10 +8,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gtsim {
 
@@ -31,18 +30,52 @@ class Stat {
 };
 
 // A monotonically growing count (events, bytes, cycles busy).
+//
+// Sampled simulation (models/gpu/sampler.hpp) needs to know how much of a count is the work of a
+// kernel's main loop, which repeats and may be skipped, and how much is once-per-CTA work around it
+// (prologue, epilogue), which is always simulated. While a `LoopWork` scope is open on this thread
+// (the SM issuing an instruction inside the sampling loop, the memory system handling a request of
+// one), increments also go to `loop_value()`. Counters of elapsed time (cycles an SM was active)
+// are `time_like`: they grow with time, whatever the work.
 class Counter final : public Stat {
  public:
   using Stat::Stat;
-  Counter& operator+=(uint64_t v) { v_ += v; return *this; }
-  Counter& operator++() { ++v_; return *this; }
+  Counter& operator+=(uint64_t v) {
+    v_ += v;
+    if (loop_work_) loop_v_ += v;
+    return *this;
+  }
+  Counter& operator++() { return *this += 1; }
   uint64_t value() const { return v_; }
+  uint64_t loop_value() const { return loop_v_; }
   void set(uint64_t v) { v_ = v; }
+  // Adds to the count without attributing it to loop work (extrapolated, warmed work).
+  void add_unattributed(uint64_t v) { v_ += v; }
+  bool time_like() const { return time_like_; }
+  Counter& set_time_like() {
+    time_like_ = true;
+    return *this;
+  }
   nlohmann::json value_json() const override { return v_; }
-  void reset() override { v_ = 0; }
+  void reset() override { v_ = loop_v_ = 0; }
+
+  // Whether this thread's increments are loop work now; LoopWork sets it for a scope.
+  static bool loop_work() { return loop_work_; }
+  class LoopWork {
+   public:
+    explicit LoopWork(bool on) : prev_(loop_work_) { loop_work_ = on; }
+    ~LoopWork() { loop_work_ = prev_; }
+    LoopWork(const LoopWork&) = delete;
+    LoopWork& operator=(const LoopWork&) = delete;
+
+   private:
+    bool prev_;
+  };
 
  private:
-  uint64_t v_ = 0;
+  uint64_t v_ = 0, loop_v_ = 0;
+  bool time_like_ = false;
+  static inline thread_local bool loop_work_ = false;
 };
 
 // A sampled distribution with fixed-width buckets plus count, sum, min, max.

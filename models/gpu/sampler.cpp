@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <unordered_set>
 
 #include "models/gpu/sm.hpp"
 #include "models/mem/memory_system.hpp"
@@ -35,6 +37,7 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
   window_open_ = false;
   prev_rate_ = 0;
   window_len_ = policy_.window_iterations;
+  debt_quantum_ = double(std::max<uint32_t>(1, loop_.unroll * loop_.quantum));
   marks_.clear();
   offset_ = 0;
   error_cycles_ = 0;
@@ -53,6 +56,8 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
       dram_counters_.push_back(i);
   }
   l2_lines_ = active_ ? memory_.l2_occupancy().capacity : 0;
+  per_iteration_.assign(counters_.size(), 0.0);
+  remainder_.assign(counters_.size(), 0.0);
   log_->debug("kernel {}: {} CTAs, {} slots, sampling loop {} (branch {}, unroll {}, quantum {})", program.name(), ctas,
               slots_, loop_.exists ? int64_t(loop_.loop) : -1, loop_.exists ? int64_t(loop_.bra) : -1, loop_.unroll,
               loop_.quantum);
@@ -106,54 +111,97 @@ void Sampler::extrapolate(const std::vector<uint64_t>& from, const std::vector<u
     if (to[i] <= from[i]) continue;
     unsigned __int128 d = (unsigned __int128)(to[i] - from[i]) * num;
     uint64_t add = uint64_t((d + den / 2) / den);
-    *counters_[i] += add;
+    counters_[i]->add_unattributed(add);
     if (std::find(inst_counters_.begin(), inst_counters_.end(), i) != inst_counters_.end()) inst_added_ += add;
   }
 }
 
+void Sampler::add_rates(const std::vector<double>& per, double n) {
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    if (per[i] <= 0) continue;
+    double want = per[i] * n + remainder_[i];
+    uint64_t add = uint64_t(std::max(0.0, std::floor(want)));
+    remainder_[i] = want - double(add);
+    counters_[i]->add_unattributed(add);
+    if (std::find(inst_counters_.begin(), inst_counters_.end(), i) != inst_counters_.end()) inst_added_ += add;
+  }
+}
+
+std::vector<uint64_t> Sampler::loop_snapshot() const {
+  std::vector<uint64_t> v(counters_.size());
+  for (size_t i = 0; i < counters_.size(); ++i) v[i] = counters_[i]->loop_value();
+  return v;
+}
+
 void Sampler::on_cta_start(uint32_t sm, uint32_t slot) {
   if (!active_) return;
-  rec_[size_t(sm) * slots_per_sm_max_ + slot] = CtaRecord{true};
+  CtaRecord& r = rec_[size_t(sm) * slots_per_sm_max_ + slot];
+  CtaRecord fresh{true};
+  fresh.period = r.period;  // the slot keeps its period, what it owes and its count of iterations
+  fresh.debt = r.debt;
+  fresh.done = r.done;
+  fresh.done_open = r.done_open;
+  fresh.serial = started_;
+  r = fresh;
   ++live_;
   ++started_;
 }
 
 void Sampler::on_cta_end(uint32_t sm, uint32_t slot) {
   if (!active_) return;
-  rec_[size_t(sm) * slots_per_sm_max_ + slot].live = false;
+  CtaRecord& r = rec_[size_t(sm) * slots_per_sm_max_ + slot];
+  r.live = false;
+  r.done += double(r.trip);  // its last run of the loop ran every iteration
+  r.mean = 0;
   --live_;
 }
 
 void Sampler::on_iteration(uint32_t sm, uint32_t slot, const CtaProgress& p, int64_t trip, uint64_t cycle) {
   if (!active_) return;
-  CtaRecord& r = rec_[size_t(sm) * slots_per_sm_max_ + slot];
+  Counter::LoopWork unattributed(false);  // the sampler's own additions are no one's loop work
+  const size_t idx = size_t(sm) * slots_per_sm_max_ + slot;
+  CtaRecord& r = rec_[idx];
+  if (p.mean + 1e-9 < r.mean) {  // a new run of the loop (a persistent CTA's next tile)
+    r.done += double(r.trip);
+  }
   r.in_loop = p.max < trip;
   r.iter = p.min;
   r.iter_max = p.max;
   r.mean = p.mean;
   r.trip = trip;
   r.last = cycle;
+  if (r.debt >= debt_quantum_) pay_debt(idx, cycle);
   // Windows open and close at boundaries of one CTA (the live one in the lowest slot), so that a
   // window spans whole periods of the machine's steady state and its counters whole iterations.
-  size_t idx = size_t(sm) * slots_per_sm_max_ + slot;
   if (!rec_[pacer_].live) pacer_ = idx;
   if (idx == pacer_) check_loop(cycle);
 }
 
-// Loop windows: every resident CTA inside the loop past its warm-up with room for a skip; a window
-// closes once every CTA has run `window_iterations` in it; two windows that agree make an epoch.
+// Loop windows: the machine full of CTAs (or every CTA placed) and no slot owing skipped time; a
+// window closes once the machine has run `window_len_` iterations per CTA; two windows that agree
+// on the machine's iteration rate, the DRAM bytes per iteration of loop work and the queues make an
+// epoch. CTAs may start and end inside a window (a launch of many turnovers has CTAs at every point
+// of their lives at once): the rate counts every slot's iterations, and the once-per-CTA work
+// around the loop is no part of what is extrapolated (Counter::loop_value).
 void Sampler::check_loop(uint64_t cycle) {
-  const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
-  const int64_t room = 2 + int64_t(policy_.tail_iterations) + q;
   auto reset = [&] {
     window_open_ = false;
     prev_rate_ = 0;
   };
   bool steady = live_ > 0 && (live_ == slots_ || started_ + rep_.skipped_ctas >= ctas_);
+  // CTAs at different points of their lives (some in their prologue, warm-up or epilogue): while two
+  // or more full turnovers are still to come, turnover epochs skip them whole, and loop windows wait
+  // for a moment when every CTA is inside the loop; after that only loop epochs can skip.
+  bool staggered = false;
+  const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
   for (const CtaRecord& r : rec_) {
-    if (!r.live) continue;
-    if (!r.in_loop || r.mean < double(policy_.warmup_iterations) || r.trip - r.iter_max < room) steady = false;
+    if (r.debt >= debt_quantum_) steady = false;
+    if (r.live && (!r.in_loop || r.mean < double(policy_.warmup_iterations) ||
+                   r.trip - r.iter_max < 2 + int64_t(policy_.tail_iterations) + q))
+      staggered = true;
   }
+  const uint64_t placed = started_ + rep_.skipped_ctas, to_place = ctas_ > placed ? ctas_ - placed : 0;
+  if (staggered && to_place >= 2 * slots_) steady = false;
   if (log_->should_log(spdlog::level::trace)) {
     std::string d;
     for (const CtaRecord& r : rec_)
@@ -164,43 +212,67 @@ void Sampler::check_loop(uint64_t cycle) {
   }
   if (!steady) return reset();
   auto open = [&] {
-    for (CtaRecord& r : rec_) r.mean_open = r.mean, r.last_open = r.last;
+    for (CtaRecord& r : rec_)
+      r.mean_open = r.mean, r.last_open = r.last, r.done_open = r.done, r.serial_open = r.live ? r.serial : ~0ull;
     window_counters_ = snapshot(cycle);
+    window_loop_ = loop_snapshot();
     window_cycle_ = cycle;
     window_l2_valid_ = memory_.l2_occupancy().valid;
     window_queues_ = memory_.queues();
     window_open_ = true;
   };
   if (!window_open_) return open();
-  double rate = 0, iters = 0;
+  // The machine's rate: each CTA's iterations over its own reports' span (a CTA reports once per
+  // group of iterations, so the window's cycles would count a group too many or too few), and for a
+  // slot whose CTA changed in the window, its iterations over the window's cycles.
+  if (cycle <= window_cycle_) return;
+  double iters = 0, rate = 0;
   for (const CtaRecord& r : rec_) {
-    if (!r.live) continue;
-    if (r.mean < r.mean_open) {  // a new run of the loop started
-      window_len_ = policy_.window_iterations;
-      return reset();
+    if (!r.live && r.serial_open == ~0ull) continue;
+    const double d = (r.done + r.mean) - (r.done_open + r.mean_open);
+    if (r.live && r.serial == r.serial_open) {
+      if (r.mean - r.mean_open < double(window_len_) || r.last <= r.last_open) return;  // every CTA runs a window
+      rate += d / double(r.last - r.last_open);
+    } else {
+      rate += d / double(cycle - window_cycle_);
     }
-    if (r.mean - r.mean_open < double(window_len_) || r.last <= r.last_open) return;
-    rate += (r.mean - r.mean_open) / double(r.last - r.last_open);
-    iters += r.mean - r.mean_open;
+    iters += d;
   }
-  // The DRAM bytes per iteration must agree too: the timing can be steady while the traffic is not
-  // (an L2 still filling with dirty lines writes nothing back yet). They are compared as a running
-  // mean over the steady period (the windows since the timing last agreed), because CTAs that share
-  // lines fetch them in turns, so one window's bytes swing around the mean long after its timing
-  // has settled; the period's mean converges as it grows.
-  std::vector<uint64_t> now = snapshot(cycle);
-  double dram = double(dram_bytes(now) - dram_bytes(window_counters_)) / iters;
-  const double rate_res = prev_rate_ > 0 ? residual(rate, prev_rate_, 0) : 1.0;
-  if (rate_res > policy_.tolerance) {  // the steady period starts with this window
-    steady_counters_ = window_counters_;
-    steady_cycle_ = window_cycle_;
-    for (CtaRecord& r : rec_) r.mean_steady = r.mean_open;
+  if (iters < double(window_len_) * double(live_)) return;
+  // Each CTA's own period (cycles per iteration), from those that ran the whole window in the loop;
+  // a slot keeps its last one for the CTAs that follow.
+  for (CtaRecord& r : rec_)
+    if (r.live && r.serial == r.serial_open && r.in_loop && r.mean > r.mean_open + 1 && r.last > r.last_open)
+      r.period = double(r.last - r.last_open) / (r.mean - r.mean_open);
+  // The DRAM bytes per iteration of loop work must agree too: the timing can be steady while the
+  // traffic is not (an L2 still filling with dirty lines writes nothing back yet). They are compared
+  // as a running mean over the steady period (the windows since the timing last agreed), because
+  // CTAs that share lines fetch them in turns, so one window's bytes swing around the mean long
+  // after its timing has settled; the period's mean converges as it grows.
+  std::vector<uint64_t> now = snapshot(cycle), now_loop = loop_snapshot();
+  const double dram = double(dram_bytes(now_loop) - dram_bytes(window_loop_)) / double(cycle - window_cycle_) / rate;
+  // The machine's rate is a running mean over the steady period too: with CTAs at every point of their
+  // lives, a window's rate swings by a few percent with how many of them start or end in it, and the
+  // period's mean is what converges. A window far from that mean (a prologue's ramp, a new phase)
+  // starts a new period.
+  if (prev_rate_ <= 0 || residual(rate, prev_rate_, 0) > policy_.regime_change) {
+    // this window is a probe (the first, or after a change): the steady period starts at its close
+    prev_rate_ = rate;
     prev_dram_ = -1;
+    prev_mean_rate_ = -1;
+    open();
+    steady_counters_ = window_counters_;
+    steady_loop_ = window_loop_;
+    steady_cycle_ = window_cycle_;
+    steady_rate_sum_ = steady_rate_cycles_ = 0;
+    return;
   }
-  double steady_iters = 0;
-  for (const CtaRecord& r : rec_)
-    if (r.live) steady_iters += r.mean - r.mean_steady;
-  const double mean_dram = double(dram_bytes(now) - dram_bytes(steady_counters_)) / steady_iters;
+  steady_rate_sum_ += rate * double(cycle - window_cycle_);
+  steady_rate_cycles_ += double(cycle - window_cycle_);
+  const double mean_rate = steady_rate_sum_ / steady_rate_cycles_;
+  const double rate_res = prev_mean_rate_ > 0 ? residual(mean_rate, prev_mean_rate_, 0) : 1.0;
+  const double mean_dram =
+      double(dram_bytes(now_loop) - dram_bytes(steady_loop_)) / double(cycle - steady_cycle_) / mean_rate;
   const double dram_res = prev_dram_ >= 0 ? residual(mean_dram, prev_dram_, 32.0) : 1.0;
   const double res = std::max(rate_res, dram_res);
   // The HBM's backlog: level, or growing at the previous window's rate (posted write-backs).
@@ -210,51 +282,115 @@ void Sampler::check_loop(uint64_t cycle) {
                             (queue_rate <= policy_.tolerance ||
                              (prev_rate_ > 0 && std::abs(queue_rate - prev_queue_rate_) <= policy_.tolerance));
   log_->debug(
-      "window c={} rate={:.6g} prev={:.6g} dram/it={:.1f} steady mean={:.1f} prev={:.1f} residual={:.4f} "
+      "window c={} rate={:.6g} prev={:.6g} mean={:.6g} dram/it={:.1f} steady mean={:.1f} prev={:.1f} residual={:.4f} "
       "hbm backlog rate={:.4f} prev={:.4f} requests in flight={} (window open: {}) live={}",
-      cycle, rate, prev_rate_, dram, mean_dram, prev_dram_, res, queue_rate, prev_queue_rate_,
+      cycle, rate, prev_rate_, mean_rate, dram, mean_dram, prev_dram_, res, queue_rate, prev_queue_rate_,
       queues.requests_in_flight, window_queues_.requests_in_flight, live_);
   if (rate_res <= policy_.tolerance && dram_res <= policy_.dram_tolerance && queue_steady) {
     double growth = double(int64_t(memory_.l2_occupancy().valid) - int64_t(window_l2_valid_)) /
                     double(std::max<uint64_t>(1, cycle - window_cycle_));
-    return loop_epoch(cycle, rate, res, growth, queue_rate > policy_.tolerance ? queue_rate : 0.0);
+    return loop_epoch(cycle, mean_rate, res, growth, queue_rate > policy_.tolerance ? queue_rate : 0.0);
   }
   // Two windows that disagree: the next one is twice as long (up to a bound), so that traffic that
   // comes in bursts longer than a window (CTAs that share lines in the L2 fetch them in turns)
   // averages out instead of never converging.
   if (prev_rate_ > 0) window_len_ = std::min<uint32_t>(window_len_ * 2, policy_.window_iterations_max);
   prev_rate_ = rate;
+  prev_mean_rate_ = mean_rate;
   prev_dram_ = mean_dram;
   prev_queue_rate_ = queue_rate;
   open();
 }
 
+// Every slot skips the same time S. A CTA with room for S / period iterations skips them now; one
+// without (near its end, in its prologue or warm-up, or in its epilogue) skips what it has, and its
+// slot owes the rest: the slot's next CTA skips it once past its warm-up (pay_debt), which puts that
+// CTA where it would have been (its slot's prologue and epilogue are simulated, in their turn). The
+// clock moves on by S, the time-like counters by their rate over S, and the counters of loop work
+// by what one iteration adds (over the steady period) times the iterations skipped.
 void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate) {
   const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
-  // the time every CTA can skip: the least, over CTAs, of its skippable iterations times its period
-  double span = -1;
-  for (const CtaRecord& r : rec_) {
+  const int64_t keep = 2 + int64_t(policy_.tail_iterations);  // iterations a CTA always runs before its loop's end
+  // the period of a CTA whose slot has none yet: the machine's mean
+  double mean_period = 0, measured = 0;
+  for (const CtaRecord& r : rec_)
+    if (r.live && r.period > 0) mean_period += r.period, measured += 1;
+  if (measured == 0) return reset_after_epoch(cycle);
+  mean_period /= measured;
+  struct Plan {
+    size_t idx;
+    double period, room;  // room: iterations it may skip now
+  };
+  std::vector<Plan> plan;
+  double s_nowrap = -1, s_wrap = -1;
+  std::vector<double> wraps;  // the time at which each CTA would run out of room
+  for (size_t i = 0; i < rec_.size(); ++i) {
+    const CtaRecord& r = rec_[i];
     if (!r.live) continue;
-    double period = double(r.last - r.last_open) / (r.mean - r.mean_open);
-    double t = double(r.trip - r.iter_max - 2 - int64_t(policy_.tail_iterations)) * period;
-    span = span < 0 ? t : std::min(span, t);
+    const double period = r.period > 0 ? r.period : mean_period;
+    const bool can = r.in_loop && r.mean >= double(policy_.warmup_iterations);
+    // A record is as old as the CTA's last report (one per unroll group of warp 0's): two groups of slack,
+    // so that no warp reaches the loop's end before its skip takes effect
+    const double room = can ? double(std::max<int64_t>(0, r.trip - r.iter_max - keep - 2 * q)) : 0.0;
+    // what a next CTA of the slot can take: its loop less its warm-up and the iterations kept
+    const double next = double(std::max<int64_t>(0, r.trip - int64_t(policy_.warmup_iterations) - keep - q));
+    plan.push_back({i, period, room});
+    s_nowrap = s_nowrap < 0 ? room * period : std::min(s_nowrap, room * period);
+    s_wrap = s_wrap < 0 ? (room + next) * period : std::min(s_wrap, (room + next) * period);
+    wraps.push_back(room * period);
   }
+  // a slot that runs out of room inside S needs a CTA after it: no more wraps than CTAs left to place
+  const uint64_t left = ctas_ > started_ + rep_.skipped_ctas ? ctas_ - started_ - rep_.skipped_ctas : 0;
+  if (left < wraps.size()) {
+    std::sort(wraps.begin(), wraps.end());
+    s_wrap = std::min(s_wrap, wraps[size_t(left)]);
+  }
+  double span = s_nowrap >= 0.5 * s_wrap ? s_nowrap : s_wrap;
   // An L2 still filling must not fill up inside the skip: from then on it would write back, which the
   // window did not see. Skip at most until it is full; the warmed lines fill it.
   uint64_t valid = memory_.l2_occupancy().valid;
   if (growth > 0 && double(valid) + growth * span > 0.98 * double(l2_lines_) &&
       growth * double(cycle - window_cycle_) > 0.005 * double(l2_lines_))
     span = std::max(0.0, (0.98 * double(l2_lines_) - double(valid)) / growth);
+  // whole cycles, and at least one quantum for the fastest CTA
+  span = std::floor(span);
+  double fastest = 0;
+  for (const Plan& p : plan) fastest = std::max(fastest, span / p.period);
+  if (fastest < double(q)) return reset_after_epoch(cycle);
+  // per-iteration rates of loop work and per-cycle rates of time-like counters, over the steady period
+  std::vector<uint64_t> now = snapshot(cycle), now_loop = loop_snapshot();
+  // (the machine's iterations come from each CTA's own reports, one per group of iterations: a count
+  // at one cycle is stale by up to a group per CTA, so the rate, timed CTA by CTA, is the denominator)
+  const double steady_cycles = double(cycle - steady_cycle_);
+  std::vector<double> per_cycle(counters_.size(), 0.0);
+  for (size_t i = 0; i < counters_.size(); ++i) {
+    per_iteration_[i] = 0;
+    if (counters_[i]->time_like())
+      per_cycle[i] = now[i] > steady_counters_[i] ? double(now[i] - steady_counters_[i]) / steady_cycles : 0.0;
+    else if (now_loop[i] > steady_loop_[i] && rate > 0)  // per cycle over the machine's iterations per cycle
+      per_iteration_[i] = double(now_loop[i] - steady_loop_[i]) / steady_cycles / rate;
+  }
   uint64_t skipped = 0;
+  double owed = 0, dropped = 0;
   std::vector<WarmStream> streams;
-  for (size_t i = 0; i < rec_.size(); ++i) {
-    const CtaRecord& r = rec_[i];
-    if (!r.live) continue;
-    double period = double(r.last - r.last_open) / (r.mean - r.mean_open);
-    int64_t n = int64_t(std::floor(span / period + 1e-9)) / q * q;
+  for (const Plan& p : plan) {
+    CtaRecord& r = rec_[p.idx];
+    const double want = span / p.period;
+    int64_t n = std::max<int64_t>(0, int64_t(std::floor(std::min(want, p.room) + 1e-9)) / q * q);
+    // What it cannot skip now its slot owes, unless it is less than a quantum: that part of the span
+    // (a fraction of an iteration per CTA) is taken off the clock's move instead, on average
+    if (want - double(n) >= double(q) || !(r.in_loop && r.mean >= double(policy_.warmup_iterations))) {
+      r.debt += want - double(n);
+      owed += want - double(n);
+    } else {
+      dropped += (want - double(n)) * p.period;
+    }
     if (n <= 0) continue;
-    Sm& sm = *sms_[i / slots_per_sm_max_];
-    uint32_t slot = uint32_t(i % slots_per_sm_max_);
+    r.skipped = true;  // what it still owes is its slot's next CTA's to pay
+    log_->debug("slot {} (CTA {}, iterations {}-{} of {}) skips {}, owes {:.1f}", p.idx, r.serial, r.iter, r.iter_max,
+                r.trip, n, r.debt);
+    Sm& sm = *sms_[p.idx / slots_per_sm_max_];
+    uint32_t slot = uint32_t(p.idx % slots_per_sm_max_);
     size_t first = streams.size();
     sm.warm_streams(slot, streams);
     for (size_t k = first; k < streams.size(); ++k) streams[k].skip = uint64_t(n);
@@ -262,24 +398,51 @@ void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double gr
     skipped += uint64_t(n);
   }
   warm(streams);
-  log_->debug("loop epoch c={}: every CTA skips {:.0f} cycles' worth, {} iterations in all", cycle, span, skipped);
-  std::vector<uint64_t> now = snapshot(cycle);
-  window_open_ = false;
-  prev_rate_ = prev_dram_ = 0;
-  if (skipped == 0) return;
-  // the machine runs `rate` iterations a cycle in this steady state
-  uint64_t cycles = uint64_t(std::llround(double(skipped) / rate));
+  const uint64_t cycles = uint64_t(std::llround(span - dropped / double(plan.size())));
+  log_->debug("loop epoch c={}: every slot skips {} cycles, {} iterations now, {:.0f} owed (machine rate {:.4g}/cycle)",
+              cycle, cycles, skipped, owed, rate);
   // the backlog the skipped time would have queued on the HBM, at the window's rate
   if (queue_rate > 0 && cycle > window_cycle_) {
     double ticks_per_cycle = double(memory_.queues().now - window_queues_.now) / double(cycle - window_cycle_);
     memory_.queue_hbm(Tick(std::llround(queue_rate * double(cycles) * ticks_per_cycle)));
   }
-  // the counters at their mean rate over the steady period (its timing agreed window to window)
-  extrapolate(steady_counters_, now, cycles, cycle - steady_cycle_);
+  for (size_t i = 0; i < counters_.size(); ++i)
+    if (per_cycle[i] > 0) counters_[i]->add_unattributed(uint64_t(std::llround(per_cycle[i] * double(cycles))));
+  add_rates(per_iteration_, double(skipped));
   offset_ += cycles;
   error_cycles_ += residual * double(cycles);
   rep_.skipped_iterations += skipped;
   ++rep_.loop_epochs;
+  reset_after_epoch(cycle);
+}
+
+void Sampler::reset_after_epoch(uint64_t) {
+  window_open_ = false;
+  prev_rate_ = prev_dram_ = 0;
+  window_len_ = policy_.window_iterations;
+}
+
+void Sampler::pay_debt(size_t idx, uint64_t) {
+  CtaRecord& r = rec_[idx];
+  const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
+  const int64_t keep = 2 + int64_t(policy_.tail_iterations);
+  if (r.skipped || !r.in_loop || r.mean < double(policy_.warmup_iterations)) return;
+  const double room = double(std::max<int64_t>(0, r.trip - r.iter_max - keep - q));  // its own report: one group
+  int64_t n = int64_t(std::floor(std::min(r.debt, room) + 1e-9)) / q * q;
+  if (n <= 0) return;
+  Sm& sm = *sms_[idx / slots_per_sm_max_];
+  const uint32_t slot = uint32_t(idx % slots_per_sm_max_);
+  std::vector<WarmStream> streams;
+  sm.warm_streams(slot, streams);
+  for (WarmStream& st : streams) st.skip = uint64_t(n);
+  sm.skip_cta(slot, loop_.loop, n);
+  log_->debug("slot {} (CTA {}, iterations {}-{} of {}) pays {} of {:.1f} owed", idx, r.serial, r.iter, r.iter_max,
+              r.trip, n, r.debt);
+  r.skipped = true;
+  warm(streams);
+  add_rates(per_iteration_, double(n));
+  r.debt -= double(n);
+  rep_.skipped_iterations += uint64_t(n);
 }
 
 void Sampler::warm(std::vector<WarmStream>& streams) {
@@ -287,22 +450,24 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
   for (const auto& s : streams) most = std::max(most, s.skip), lines_per_round += s.base.size();
   if (most == 0 || lines_per_round == 0) return;
   // iterations cur + 1 .. cur + skip are skipped; base is iteration cur - 1, so they are m = 2 .. skip + 1.
-  // Only the last of them can still be in the L2: those whose lines fill it once and a quarter.
-  uint64_t rounds = std::max<uint64_t>(1, (l2_bytes_ + l2_bytes_ / 4) / (lines_per_round * 128) + 1);
+  // Only the last of them can still be in the L2: those whose lines fill it once and a quarter. CTAs
+  // share lines (a GEMM's CTAs of one tile row read the same A panel) and an access may be half a
+  // line, so a round's footprint is its distinct lines.
+  std::unordered_set<uint64_t> distinct;
+  for (const auto& s : streams)
+    for (const WarmAccess& a : s.base) distinct.insert(a.line);
+  uint64_t rounds = std::max<uint64_t>(1, (l2_bytes_ + l2_bytes_ / 4) / (distinct.size() * 128) + 1);
   uint64_t m0 = most > rounds ? most - rounds + 2 : 2;
   for (uint64_t m = m0; m <= most + 1; ++m)
     for (const auto& s : streams) {
       if (m > s.skip + 1) continue;
       for (size_t k = 0; k < s.base.size(); ++k) {
         const WarmAccess& a = s.base[k];
-        uint64_t line = a.line + uint64_t(int64_t(m) * s.step[k]);
-        for (uint32_t sec = 0; sec < 4; ++sec)
-          if (a.sectors >> sec & 1) {
-            uint32_t run = 1;
-            while (sec + run < 4 && (a.sectors >> (sec + run) & 1)) ++run;
-            memory_.preload_l2(line * 128 + sec * 32, run * 32, a.write);
-            sec += run - 1;
-          }
+        if (a.sectors == 0) continue;
+        const uint32_t lo = uint32_t(std::countr_zero(a.sectors)),
+                       hi = 31u - uint32_t(std::countl_zero(uint32_t(a.sectors)));
+        const uint64_t from = a.line * 128 + lo * 32 + uint64_t(int64_t(m) * s.step[k]);
+        memory_.warm_l2(from, (hi - lo + 1) * 32, a.write);
         ++rep_.warmed_lines;
       }
     }
@@ -311,6 +476,7 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
 // Turnover marks: the CTA scheduler reports the start of every turnover (CTA k * slots).
 uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle) {
   if (!active_ || next % slots_ != 0) return 0;
+  Counter::LoopWork unattributed(false);
   mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
   marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty, memory_.queues()});
   size_t k = marks_.size() - 1;
@@ -321,6 +487,8 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
   const Mark &a = marks_[k - 2], &b = marks_[k - 1], &c = marks_[k];
   uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;
   if (t2 == 0) return 0;
+  for (const CtaRecord& r : rec_)  // slots that still owe skipped time are not in a periodic state yet
+    if (r.debt >= debt_quantum_) return 0;
   double d1 = double(dram_bytes(b.counters) - dram_bytes(a.counters));
   double d2 = double(dram_bytes(c.counters) - dram_bytes(b.counters));
   double res = std::max(residual(double(t1), double(t2), 0), residual(d1, d2, 32.0 * double(slots_)));

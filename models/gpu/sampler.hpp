@@ -3,12 +3,15 @@
 // window that converged. Two kinds of skip, both taken when the whole machine is in a periodic steady
 // state, so that the state at the moment of the skip stands for the state after it:
 //
-// - loop epochs: every resident CTA is inside the program's sampling loop (Program::sampling_loop,
-//   e.g. a GEMM's k-loop) past a warm-up; two consecutive windows give the machine's iteration rate,
-//   and when they agree every CTA skips N iterations (whole groups, a quantum that keeps pipeline
-//   stages and mbarrier parities), the machine's clock moves on by the time those iterations take at
-//   that rate, and every counter by the window's rate over that time. Prologues, the last
-//   iterations (`tail`) and epilogues are always simulated.
+// - loop epochs: the machine full of CTAs; two windows whose running means (over the steady period)
+//   of the machine's iteration rate and of the DRAM bytes per iteration of loop work agree; then
+//   every slot skips the same time: each CTA the iterations its period fits (whole groups, a quantum
+//   that keeps pipeline stages and mbarrier parities), and what a CTA has no room for (near its end,
+//   in its prologue) its slot owes, paid by its next CTA once past its warm-up. The clock moves on
+//   by that time, the counters of loop work (Counter::loop_value) by what an iteration adds, and
+//   time-like counters by their rate. Prologues, the last iterations (`tail`) and epilogues are
+//   always simulated. While two or more full turnovers are to come, windows wait for every CTA to be
+//   inside the loop (turnover epochs skip the rest).
 // - turnover epochs: when the CTA scheduler is about to start turnover k (CTA k * slots, `slots` the
 //   CTAs resident at once), the spans of the two previous turnovers are compared; when they agree,
 //   W whole turnovers are skipped (W * slots CTAs are counted done, the clock moves on by W spans and
@@ -37,8 +40,9 @@ struct WarmAccess {
   uint8_t sectors = 0;
   bool write = false;
 };
-// A warp's accesses in its last complete iteration (`base`) and how far each line moves per
-// iteration (`step`, in lines): iteration `last + m` touches base[k].line + m * step[k].
+// A warp's accesses in its last complete iteration (`base`) and how far each access moves per
+// iteration (`step`, in bytes, from its first sector: a k-step of 64 bytes moves half a line):
+// iteration `last + m` touches the sectors of base[k] moved by m * step[k] bytes.
 struct WarmStream {
   std::vector<WarmAccess> base;
   std::vector<int64_t> step;
@@ -53,6 +57,7 @@ struct SamplingPolicy {
   uint32_t tail_iterations = 2;         // simulated after a skip, before the loop's end
   double tolerance = 0.01;              // two windows agree when their rates differ by at most this
   double dram_tolerance = 0.02;         // ... and the steady period's DRAM bytes per iteration by at most this
+  double regime_change = 0.10;          // a window this far from the previous one starts a new steady period
 };
 
 struct SamplingReport {
@@ -101,9 +106,15 @@ class Sampler {
     bool live = false, in_loop = false;
     int64_t iter = 0, iter_max = 0, trip = 0;  // iter: the CTA's least advanced warp
     double mean = 0, mean_open = 0;            // mean iterations of its warps (now, at the window's open)
-    double mean_steady = 0;                    // ... at the start of the steady period
     uint64_t last = 0;                         // cycle of the latest boundary
     uint64_t last_open = 0;
+    uint64_t serial = 0, serial_open = ~0ull;  // which CTA (start order), and the one at the window's open
+    bool skipped = false;  // skipped once already: a skip takes effect at each warp's next iteration, so a
+                           // second one before that would leave its warps at different iterations
+    // Kept by the slot from one CTA to the next:
+    double period = 0;               // cycles per iteration of the loop (its last CTA measured in a window)
+    double debt = 0;                 // iterations of skipped time this slot still owes (paid by its next CTAs)
+    double done = 0, done_open = 0;  // iterations of the slot's loop runs that ended (now, at the window's open)
   };
   struct Mark {
     uint64_t real_cycle = 0;
@@ -127,9 +138,15 @@ class Sampler {
   static double backlog_rate(const mem::GpuMemorySystem::Queues& from, const mem::GpuMemorySystem::Queues& to);
   void check_loop(uint64_t cycle);
   void loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate);
+  // A CTA of a slot that owes skipped time skips what it can once past its warm-up.
+  void pay_debt(size_t idx, uint64_t cycle);
+  void reset_after_epoch(uint64_t cycle);
+  std::vector<uint64_t> loop_snapshot() const;
   std::vector<uint64_t> snapshot(uint64_t cycle);
   // counter += (to - from) * num / den for every counter
   void extrapolate(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to, uint64_t num, uint64_t den);
+  // counter += per[i] * n, rounded with a running remainder so that many small payments add up
+  void add_rates(const std::vector<double>& per, double n);
 
   StatGroup& root_;
   std::vector<Sm*> sms_;
@@ -153,18 +170,23 @@ class Sampler {
   // loop windows
   bool window_open_ = false;
   uint64_t window_cycle_ = 0;
-  std::vector<uint64_t> window_counters_;
+  std::vector<uint64_t> window_counters_, window_loop_;
   uint64_t window_l2_valid_ = 0;
   mem::GpuMemorySystem::Queues window_queues_;
   double prev_queue_rate_ = 0;  // the previous window's backlog_rate
   uint32_t window_len_ = 4;     // iterations per CTA of the current window
   double prev_rate_ = 0;        // the previous window's iterations per cycle
+  double prev_mean_rate_ = -1;  // the steady period's iterations per cycle at the previous window's close
+  double steady_rate_sum_ = 0, steady_rate_cycles_ = 0;  // the period's window rates weighted by their cycles
   double prev_dram_ = 0;  // DRAM bytes per iteration over the steady period at the previous window's close (< 0: none)
   // the steady period: the windows since the timing last disagreed (counters and cycle at its start)
-  std::vector<uint64_t> steady_counters_;
+  std::vector<uint64_t> steady_counters_, steady_loop_;
   uint64_t steady_cycle_ = 0;
   std::vector<size_t> dram_counters_;  // indices of the DRAM byte counters
   uint64_t l2_lines_ = 0;              // the L2's capacity in lines
+  // per counter: what one iteration of loop work adds (from the last epoch), and rounding remainders
+  std::vector<double> per_iteration_, remainder_;
+  double debt_quantum_ = 1;  // debts are paid in whole skip quanta
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;
   uint64_t offset_ = 0;

@@ -56,6 +56,8 @@ Sm::Sm(Simulation& sim, StatGroup& parent, uint32_t id, const GpuSpecs& specs, c
   const SmSpecs& s = specs.sm;
   for (int i = 0; i < kInstClassBase; ++i)
     ctr_[i] = &stats_.counter(kCounterDefs[i].name, kCounterDefs[i].desc, kCounterDefs[i].unit);
+  ctr_[kCyclesActive]->set_time_like();  // residency integrals grow with time (sampling scales them so)
+  ctr_[kWarpCyclesActive]->set_time_like();
   for (int i = 0; i < int(ir::OpClass::kCount); ++i)
     ctr_[kInstClassBase + i] = &stats_.child("inst_class")
                                     .counter(std::string(ir::op_class_name(ir::OpClass(i))),
@@ -196,7 +198,8 @@ void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
     if (!b0 || !b1 || b0->size() != b1->size() || b1->empty()) continue;
     WarmStream s;
     s.base = *b1;
-    for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t((*b1)[k].line - (*b0)[k].line));
+    auto first_byte = [](const WarmAccess& a) { return a.line * 128 + uint64_t(std::countr_zero(a.sectors)) * 32; };
+    for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t(first_byte((*b1)[k]) - first_byte((*b0)[k])));
     out.push_back(std::move(s));
   }
 }
@@ -297,6 +300,7 @@ void Sm::step(uint32_t s, uint64_t c) {
   const uint32_t max_issue = specs_.sm.issue_per_cycle;
   uint32_t issued = 0;
   uint64_t earliest = kNever;
+  bool last_in_loop = false;  // whether the last warp issued was in the sampling loop
   // Returns true when the sub-partition has issued all it may this cycle.
   auto try_warp = [&](uint16_t wi) {
     Warp& w = warps_[wi];
@@ -306,6 +310,8 @@ void Sm::step(uint32_t s, uint64_t c) {
       earliest = std::min(earliest, e);
       return false;
     }
+    Counter::LoopWork scope(in_sampling_loop(w));
+    last_in_loop = Counter::loop_work();
     account_stalls(w, c, e);
     sp.sched->issued(wi);
     issue(wi, c);
@@ -325,6 +331,7 @@ void Sm::step(uint32_t s, uint64_t c) {
     if (issued) timeline_->issued(id_, s, c);
   }
   if (issued) {
+    Counter::LoopWork scope(last_in_loop);
     ++*ctr_[kIssueActiveCycles];
     earliest = c + 1;  // look again next cycle (cheap: the scan stops at the first warp that can issue)
   }

@@ -174,6 +174,10 @@ class Sm final : public Component, public mem::MemResponder {
   void fetch(uint16_t wi, uint64_t c);
   void compute_deps(Warp& w);
   void report_iteration(const Warp& w0, uint64_t c);  // the sampler hook: a CTA's warps' progress
+  // Whether the warp is inside a run of the sampling loop (its work is loop work: Counter::LoopWork).
+  bool in_sampling_loop(const Warp& w) const {
+    return record_warm_ && w.exec->loop_iterations(sample_loop_) < w.exec->loop_trip(sample_loop_);
+  }
   void ensure_regs(Warp& w, uint16_t reg);
   void wake(uint32_t s, uint64_t cycle);
   uint64_t tick_to_cycle(Tick t) const;

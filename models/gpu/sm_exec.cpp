@@ -241,6 +241,7 @@ void Sm::apply_mem_done(uint64_t token, Tick when) {
   }
   uint16_t wi = uint16_t(token >> 4);
   Warp& w = warps_[wi];
+  Counter::LoopWork scope(w.exec && in_sampling_loop(w));
   if (kind == kTokLoad) {
     for (uint64_t d : {(token >> 20) & 0xffff, (token >> 36) & 0xffff})
       if (d != ir::kNoReg) w.reg_ready[d] = c;

@@ -26,6 +26,11 @@ class HbmModel {
   Tick access(Tick arrival, uint64_t addr, uint32_t bytes, bool write);
   uint64_t read_bytes() const { return read_bytes_.value(); }
   uint64_t write_bytes() const { return write_bytes_.value(); }
+  // Counts a write-back that took no time here (sampled simulation: it happened in skipped time).
+  void count_write(uint32_t bytes) {
+    write_bytes_ += bytes;
+    ++writes_;
+  }
   // Peak rate used for dram__throughput (bytes per ns).
   virtual double peak_bytes_per_ns() const = 0;
   // The work queued at `now`: how long, on average over its data buses, until each is free (0 when

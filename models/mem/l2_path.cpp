@@ -32,7 +32,7 @@ static uint64_t line_hash(uint64_t line) {
 
 uint32_t MemorySystemImpl::slice_of(uint64_t line) const { return uint32_t(line_hash(line) % specs_.l2.slices); }
 
-void MemorySystemImpl::preload_l2(uint64_t base, uint64_t bytes, bool dirty) {
+void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool warm) {
   const uint64_t lb = specs_.l2.line_bytes, sb = uint64_t(1) << sector_shift_;
   const uint32_t all = sectors_per_line_ >= 32 ? ~0u : (1u << sectors_per_line_) - 1;
   for (uint64_t a = base / lb * lb; a < base + bytes; a += lb) {
@@ -47,10 +47,14 @@ void MemorySystemImpl::preload_l2(uint64_t base, uint64_t bytes, bool dirty) {
     if (!l) {
       l = s.tags.victim(set);
       if (!l) continue;  // every way waits for a fill (not between kernels)
+      if (warm && l->present() && l->dirty && !l->dirty_loop) {
+        hbm_->count_write(uint32_t(std::popcount(burst_mask(l->dirty))) << sector_shift_);
+        ++c_.l2_evictions_dirty;
+      }
       s.tags.assign(l, line);
     }
     l->valid |= mask;
-    if (dirty) l->dirty |= mask;
+    if (dirty) l->dirty |= mask, l->dirty_loop = warm;
     s.tags.touch(l);
   }
 }
@@ -118,7 +122,8 @@ void MemorySystemImpl::l2_arrive(uint32_t r, Tick now) {
 
 TagLine* MemorySystemImpl::l2_allocate(L2Slice& s, uint64_t set, uint64_t line, Tick t, Tick& writeback_done) {
   TagLine* v = s.tags.victim(set);
-  if (v->present() && v->dirty) {  // write back the dirty sectors (in bursts)
+  if (v->present() && v->dirty) {            // write back the dirty sectors (in bursts)
+    Counter::LoopWork whose(v->dirty_loop);  // the work that dirtied the line, not the one evicting it
     uint32_t wb = burst_mask(v->dirty);
     writeback_done =
         hbm_->access(t, v->line * specs_.l2.line_bytes, uint32_t(std::popcount(wb)) << sector_shift_, true);
@@ -144,6 +149,7 @@ Tick MemorySystemImpl::l2_write(uint32_t r, Tick t) {
   if (!l) l = l2_allocate(s, set, q.line, t, ack);
   l->valid |= q.mask;
   l->dirty |= q.mask;
+  l->dirty_loop = l->dirty_loop || q.loop_work;
   s.tags.touch(l);
   return ack;
 }
@@ -170,7 +176,8 @@ void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
     Tick unused = 0;
     l = l2_allocate(s, set, q.line, t, unused);
   }
-  if (q.kind == ReqKind::kAtomic) l->dirty |= need;  // read-modify-write in the slice
+  if (q.kind == ReqKind::kAtomic)
+    l->dirty |= need, l->dirty_loop = l->dirty_loop || q.loop_work;  // read-modify-write in the slice
   s.tags.touch(l);
   if (miss) {
     uint32_t fetch = burst_mask(miss) & ~l->valid;

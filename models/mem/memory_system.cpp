@@ -145,6 +145,7 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
     q.sm = uint16_t(sm);
     q.kind = kind;
     q.bytes = lr.bytes;
+    q.loop_work = Counter::loop_work();
     // The L1 tag pipe takes one request per cycle (or its data at bytes_per_cycle, if slower).
     // The lookup is resolved here, in issue order; its timing is carried by `not_before` and the
     // crossbar reservation, so an L1 hit costs no event of its own.
@@ -159,6 +160,8 @@ IssueInfo MemorySystemImpl::issue(uint32_t sm, const ir::DynInst& inst, Tick now
 
 void MemorySystemImpl::handle_event(Tick now, uint32_t kind, uint64_t arg) {
   uint32_t r = uint32_t(arg);
+  // a request's work is its instruction's: loop work or not (sampled simulation's rates)
+  Counter::LoopWork scope(kind != kInstDone && reqs_[r].loop_work);
   switch (kind) {
     case kL2Arrive:
       l2_arrive(r, now);

@@ -56,6 +56,10 @@ class GpuMemorySystem {
   // traffic: what an earlier launch on the same buffers left behind (gpu::L2Start::kResident). A line
   // it evicts is dropped (its write-back belongs to that earlier launch).
   virtual void preload_l2(uint64_t base, uint64_t bytes, bool dirty) = 0;
+  // The same for the lines of skipped loop iterations (sampled simulation): they stand for loop
+  // work (Counter::LoopWork), and a line they displace that other work left dirty is written back
+  // in the counters (no time: it happened in the skipped time, which loop work's rates leave out).
+  virtual void warm_l2(uint64_t base, uint64_t bytes, bool dirty) = 0;
 
   // Sampled simulation (models/gpu/sampler.hpp): how full the L2 is, in lines, and placeholder lines
   // for what skipped work would have left in it: `lines` lines (the first `dirty` of them dirty) at

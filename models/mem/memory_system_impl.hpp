@@ -37,6 +37,7 @@ struct MemRequest {
   Tick not_before = 0;  // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
   ReqKind kind = ReqKind::kLoad;
+  bool loop_work = false;  // issued by an instruction of the sampling loop (Counter::LoopWork)
 };
 
 struct InstSlot {
@@ -91,7 +92,9 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void begin_kernel(uint32_t l1_bytes_per_sm) override;
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
-  void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override;
+  void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, false); }
+  void warm_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, true); }
+  void preload(uint64_t base, uint64_t bytes, bool dirty, bool warm);
   L2Occupancy l2_occupancy() const override;
   void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
   Queues queues() const override;

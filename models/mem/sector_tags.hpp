@@ -15,10 +15,11 @@ namespace gtsim::mem {
 struct TagLine {
   static constexpr uint64_t kInvalid = ~0ull;
   uint64_t line = kInvalid;
-  Tick ready = 0;      // fill arrival tick (sectors are valid from then on)
-  uint32_t valid = 0;  // sector mask
-  uint32_t dirty = 0;  // sector mask (write-back caches)
-  uint32_t mshr = 0;   // 0: none; else MSHR index + 1 (fill in flight)
+  Tick ready = 0;           // fill arrival tick (sectors are valid from then on)
+  uint32_t valid = 0;       // sector mask
+  uint32_t dirty = 0;       // sector mask (write-back caches)
+  uint32_t mshr = 0;        // 0: none; else MSHR index + 1 (fill in flight)
+  bool dirty_loop = false;  // dirtied by a sampling loop's work: its write-back is that work's (Counter::LoopWork)
   bool present() const { return line != kInvalid; }
 };
 

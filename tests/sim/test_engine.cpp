@@ -169,5 +169,36 @@ TEST(Stats, HierarchicalJsonByComponentPath) {
   ASSERT_NE(root.find("l2/slice1/hits"), nullptr);
 }
 
+// Sampled simulation extrapolates only the loop's share of a count: increments made inside a LoopWork
+// scope are counted apart, scopes nest and restore, and another thread's scope is not this one's.
+TEST(Stats, CounterSeparatesLoopWorkFromTheRest) {
+  StatGroup root;
+  Counter& c = root.counter("inst_executed", "warp instructions", "warp instructions");
+  c += 5;
+  {
+    Counter::LoopWork loop(true);
+    ++c;
+    c += 2;
+    {
+      Counter::LoopWork prologue(false);
+      c += 10;
+    }
+    c += 1;
+    std::thread other([&] {
+      Counter local("x", "", "");
+      local += 7;
+      EXPECT_EQ(local.loop_value(), 0u);
+    });
+    other.join();
+  }
+  c += 4;
+  c.add_unattributed(100);
+  EXPECT_EQ(c.value(), 123u);
+  EXPECT_EQ(c.loop_value(), 4u);
+  EXPECT_FALSE(Counter::loop_work());
+  c.reset();
+  EXPECT_EQ(c.loop_value(), 0u);
+}
+
 }  // namespace
 }  // namespace gtsim
