@@ -73,9 +73,14 @@ double attained_dram_bandwidth(const ConfigNode& hw, int64_t n) {
 
 // The steady rate: flops and time of a run at 2 x `iterations` less those of one at `iterations`, so
 // the kernel's fixed cost (its ramp, the stores of its results) is left out, as a measured peak is.
+// Both runs are exact: a difference of two short runs would multiply a sampled run's error (a 1%
+// error in either becomes 2% in the difference), and each takes milliseconds.
 double attained_peak_flops(const ConfigNode& hw, ir::DType dt, int64_t iterations) {
   auto run = [&](int64_t iters) {
     gpu::GpuModel m(hw);
+    gpu::SamplingPolicy exact;
+    exact.exact = true;
+    m.set_sampling(exact);
     if (dt == ir::DType::kF32) {
       auto k = ir::parse_kernel_string(kFfmaKir, "<ffma_throughput>");
       return m.run(*ir::Program::build(*k, {{"ITERS", iters}}));
