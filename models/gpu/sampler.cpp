@@ -467,7 +467,7 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
         const uint32_t lo = uint32_t(std::countr_zero(a.sectors)),
                        hi = 31u - uint32_t(std::countl_zero(uint32_t(a.sectors)));
         const uint64_t from = a.line * 128 + lo * 32 + uint64_t(int64_t(m) * s.step[k]);
-        memory_.warm_l2(from, (hi - lo + 1) * 32, a.write);
+        memory_.warm_l2(from, (hi - lo + 1) * 32, a.write, s.sm);
         ++rep_.warmed_lines;
       }
     }
@@ -484,18 +484,35 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
               marks_[k].real_cycle, occ.valid, occ.dirty, marks_[k].queues.hbm_backlog / kTicksPerNs,
               marks_[k].queues.requests_in_flight);
   if (k < 2) return 0;
-  const Mark &a = marks_[k - 2], &b = marks_[k - 1], &c = marks_[k];
-  uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;
-  if (t2 == 0) return 0;
   for (const CtaRecord& r : rec_)  // slots that still owe skipped time are not in a periodic state yet
     if (r.debt >= debt_quantum_) return 0;
+  // The last turnover against the one before; where single turnovers differ by more than the tolerance
+  // (an L2 whose sets hold lines and far lines' copies in a pattern that repeats over several
+  // turnovers), the last half of the turnovers since the L2 stopped filling against the half before.
+  size_t steady = k;
+  while (steady > 1 && marks_[steady].l2_valid <= marks_[steady - 1].l2_valid + l2_lines_ / 200) --steady;
+  const uint64_t span = (k - steady) / 2;
+  uint64_t w = turnover_epoch(k, 1, remaining);
+  if (w == 0 && span >= 2) w = turnover_epoch(k, span, remaining);
+  if (w == 0) return 0;
+  marks_.clear();
+  return w * slots_;
+}
+
+// Marks k - 2h, k - h and k: the two spans of h turnovers agree on time and DRAM bytes within the
+// tolerance, the HBM's and the crossbar's queues are steady: skips the full turnovers that remain
+// but one at the last span's mean. Returns the turnovers skipped (0: none).
+uint64_t Sampler::turnover_epoch(size_t k, uint64_t h, uint64_t remaining) {
+  const Mark &a = marks_[k - 2 * h], &b = marks_[k - h], &c = marks_[k];
+  uint64_t t1 = b.real_cycle - a.real_cycle, t2 = c.real_cycle - b.real_cycle;
+  if (t2 == 0) return 0;
   double d1 = double(dram_bytes(b.counters) - dram_bytes(a.counters));
   double d2 = double(dram_bytes(c.counters) - dram_bytes(b.counters));
-  double res = std::max(residual(double(t1), double(t2), 0), residual(d1, d2, 32.0 * double(slots_)));
+  double res = std::max(residual(double(t1), double(t2), 0), residual(d1, d2, 32.0 * double(slots_ * h)));
   uint64_t full = remaining / slots_;
   if (res > policy_.tolerance || full < 2) return 0;
-  // The HBM's backlog per turnover: level, or growing by the same amount each turnover (posted
-  // write-backs queue up behind a saturated HBM); the skipped turnovers leave theirs queued.
+  // The HBM's backlog per span: level, or growing by the same amount each span (posted write-backs
+  // queue up behind a saturated HBM); the skipped turnovers leave theirs queued.
   const double span_ticks = double(c.queues.now - b.queues.now);
   const double q1 = double(b.queues.hbm_backlog) - double(a.queues.hbm_backlog),
                q2 = double(c.queues.hbm_backlog) - double(b.queues.hbm_backlog);
@@ -505,21 +522,22 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
   uint64_t w = full - 1;  // the last full turnover and the partial one are simulated
   // An L2 still filling (more lines valid after each turnover) is skipped only until it is full, and
   // the lines the skipped turnovers would have left are put in it as placeholders (dirty as theirs).
-  int64_t grow = int64_t(c.l2_valid) - int64_t(b.l2_valid), grow_dirty = int64_t(c.l2_dirty) - int64_t(b.l2_dirty);
+  int64_t grow = (int64_t(c.l2_valid) - int64_t(b.l2_valid)) / int64_t(h),
+          grow_dirty = (int64_t(c.l2_dirty) - int64_t(b.l2_dirty)) / int64_t(h);
   if (grow > int64_t(l2_lines_ / 200)) {
     uint64_t room = l2_lines_ > c.l2_valid ? l2_lines_ - c.l2_valid : 0;
     w = std::min<uint64_t>(w, room / uint64_t(grow));
     if (w == 0) return 0;
     memory_.fill_l2_placeholders(w * uint64_t(grow), w * uint64_t(std::max<int64_t>(0, grow_dirty)));
   }
-  extrapolate(b.counters, c.counters, w, 1);
-  if (growing) memory_.queue_hbm(Tick(w * uint64_t(q2)));
-  offset_ += w * t2;
-  error_cycles_ += res * double(w * t2);
+  extrapolate(b.counters, c.counters, w, h);
+  if (growing) memory_.queue_hbm(Tick(w * uint64_t(q2) / h));
+  const uint64_t skipped = (w * t2 + h / 2) / h;
+  offset_ += skipped;
+  error_cycles_ += res * double(skipped);
   rep_.skipped_ctas += w * slots_;
   ++rep_.turnover_epochs;
-  marks_.clear();
-  return w * slots_;
+  return w;
 }
 
 }  // namespace gtsim::gpu

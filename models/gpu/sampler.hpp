@@ -47,6 +47,7 @@ struct WarmStream {
   std::vector<WarmAccess> base;
   std::vector<int64_t> step;
   uint64_t skip = 0;  // iterations this warp skips (set by the sampler)
+  uint32_t sm = 0;    // the SM it runs on
 };
 
 struct SamplingPolicy {
@@ -123,6 +124,7 @@ class Sampler {
     mem::GpuMemorySystem::Queues queues;
   };
   uint64_t dram_bytes(const std::vector<uint64_t>& v) const;
+  uint64_t turnover_epoch(size_t k, uint64_t h, uint64_t remaining);
   // Relative difference of two figures of the same kind (0 when both are negligible).
   static double residual(double a, double b, double floor);
   // How fast the HBM's backlog grew from `from` to `to`: ticks of backlog per tick of simulated time

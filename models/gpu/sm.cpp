@@ -198,6 +198,7 @@ void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
     if (!b0 || !b1 || b0->size() != b1->size() || b1->empty()) continue;
     WarmStream s;
     s.base = *b1;
+    s.sm = id_;
     auto first_byte = [](const WarmAccess& a) { return a.line * 128 + uint64_t(std::countr_zero(a.sectors)) * 32; };
     for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t(first_byte((*b1)[k]) - first_byte((*b0)[k])));
     out.push_back(std::move(s));

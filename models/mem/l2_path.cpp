@@ -32,7 +32,30 @@ static uint64_t line_hash(uint64_t line) {
 
 uint32_t MemorySystemImpl::slice_of(uint64_t line) const { return uint32_t(line_hash(line) % specs_.l2.slices); }
 
-void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool warm) {
+uint64_t MemorySystemImpl::set_of(uint64_t line) const { return (line_hash(line) / specs_.l2.slices) % l2_sets_; }
+
+// The slice of `partition` that stands in for home slice `home` (the same place among its partition's slices).
+uint32_t MemorySystemImpl::near_slice(uint32_t home, uint32_t partition) const {
+  uint32_t per = uint32_t(slices_.size()) / specs_.l2.partitions;
+  return std::min(uint32_t(slices_.size()) - 1, partition * per + home % per);
+}
+
+// The way of `slice` that holds `line` after a preload or warm-up: found, or the victim of its set
+// (nullptr when every way waits for a fill). A warm-up's victim that other work left dirty is written
+// back in the counters.
+TagLine* MemorySystemImpl::place(L2Slice& slice, uint64_t set, uint64_t line, bool warm) {
+  TagLine* l = slice.tags.find(set, line);
+  if (l) return l;
+  if ((l = slice.tags.victim(set)) == nullptr) return nullptr;
+  if (warm && l->present() && l->dirty && !l->dirty_loop) {
+    hbm_->count_write(uint32_t(std::popcount(burst_mask(l->dirty))) << sector_shift_);
+    ++c_.l2_evictions_dirty;
+  }
+  slice.tags.assign(l, line);
+  return l;
+}
+
+void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm) {
   const uint64_t lb = specs_.l2.line_bytes, sb = uint64_t(1) << sector_shift_;
   const uint32_t all = sectors_per_line_ >= 32 ? ~0u : (1u << sectors_per_line_) - 1;
   for (uint64_t a = base / lb * lb; a < base + bytes; a += lb) {
@@ -41,18 +64,16 @@ void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool w
     uint64_t lo = std::max(a, base), hi = std::min(a + lb, base + bytes);
     uint32_t first = uint32_t((lo - a) / sb), last = uint32_t((hi - a + sb - 1) / sb);
     uint32_t mask = all & (last >= 32 ? ~0u : (1u << last) - 1) & ~((1u << first) - 1);
-    L2Slice& s = slices_[slice_of(line)];
-    uint64_t set = (line_hash(line) / specs_.l2.slices) % l2_sets_;
-    TagLine* l = s.tags.find(set, line);
-    if (!l) {
-      l = s.tags.victim(set);
-      if (!l) continue;  // every way waits for a fill (not between kernels)
-      if (warm && l->present() && l->dirty && !l->dirty_loop) {
-        hbm_->count_write(uint32_t(std::popcount(burst_mask(l->dirty))) << sector_shift_);
-        ++c_.l2_evictions_dirty;
-      }
-      s.tags.assign(l, line);
+    const uint32_t home = slice_of(line);
+    const uint64_t set = set_of(line);
+    // a load of skipped work from the far partition also left its copy near the SM (l2.near_copies)
+    if (warm && !dirty && sm != kNil && specs_.l2.near_copies && slices_[home].partition != ports_[sm].partition) {
+      L2Slice& n = slices_[near_slice(home, ports_[sm].partition)];
+      if (TagLine* c = place(n, set, line, true)) c->valid |= mask, n.tags.touch(c);
     }
+    L2Slice& s = slices_[home];
+    TagLine* l = place(s, set, line, warm);
+    if (!l) continue;  // every way waits for a fill (not between kernels)
     l->valid |= mask;
     if (dirty) l->dirty |= mask, l->dirty_loop = warm;
     s.tags.touch(l);
@@ -112,6 +133,7 @@ void MemorySystemImpl::l2_arrive(uint32_t r, Tick now) {
   Tick start = std::max(now, s.server.next_free());
   c_.l2_slice_queue_ns.sample(double(start - now) / double(kTicksPerNs));
   Tick t = s.server.reserve(now, slice_cost_bytes(q));
+  if (q.near == q.slice) return near_copy_lookup(r, t);
   if (q.kind == ReqKind::kStore) {  // accepted by L2: acknowledged without an event of its own
     Tick ack = std::max(t, l2_write(r, t));
     complete(r, ack);
@@ -133,12 +155,67 @@ TagLine* MemorySystemImpl::l2_allocate(L2Slice& s, uint64_t set, uint64_t line, 
   return v;
 }
 
+// l2.near_copies: a far-homed load looks in its near slice first (which has been charged for the
+// request: it serves the data or, on a miss, fills a copy with it). Found whole, it is served there;
+// otherwise it crosses to its home slice (far_extra_cycles) and leaves a copy on the way back.
+void MemorySystemImpl::near_copy_lookup(uint32_t r, Tick t) {
+  MemRequest& q = reqs_[r];
+  L2Slice& s = slices_[q.slice];
+  TagLine* l = s.tags.find(set_of(q.line), q.line);
+  if (l && (l->valid & q.fetch) == q.fetch) {
+    const uint32_t n = uint32_t(std::popcount(q.fetch));
+    c_.l2_read_sectors += n;
+    c_.l2_sector_hits += n;
+    c_.l2_read_hits += n;
+    c_.l2_near_copy_hits += n;
+    s.tags.touch(l);
+    q.near = kNil;
+    respond(r, std::max(t, l->ready));
+    return;
+  }
+  ++c_.l2_near_copy_misses;
+  q.slice = slice_of(q.line);
+  sim().schedule(t + far_extra_, this, kL2Arrive, r);
+}
+
+// The data of a far-homed load passes its near slice on the way to the SM and stays there, clean.
+void MemorySystemImpl::keep_near_copy(const MemRequest& q, Tick t) {
+  L2Slice& s = slices_[q.near];
+  const uint64_t set = set_of(q.line);
+  TagLine* l = s.tags.find(set, q.line);
+  if (!l) {
+    Tick unused = 0;
+    l = l2_allocate(s, set, q.line, t, unused);
+  }
+  l->valid |= q.fetch;
+  l->ready = std::max(l->ready, t);
+  s.tags.touch(l);
+}
+
+// A write at the home slice: the copy in the writer's partition takes the new sectors, the other
+// partitions' copies are dropped (the next load there crosses to the home slice again).
+void MemorySystemImpl::update_copies(const MemRequest& q, uint32_t sectors) {
+  const uint32_t home = slice_of(q.line), home_partition = slices_[home].partition;
+  const uint32_t writer = ports_[q.sm].partition;
+  const uint64_t set = set_of(q.line);
+  for (uint32_t p = 0; p < specs_.l2.partitions; ++p) {
+    if (p == home_partition) continue;
+    L2Slice& s = slices_[near_slice(home, p)];
+    TagLine* l = s.tags.find(set, q.line);
+    if (!l) continue;
+    if (p == writer)
+      l->valid |= sectors;
+    else
+      s.tags.assign(l, TagLine::kInvalid);
+  }
+}
+
 // Stores mark their sectors valid and dirty without reading DRAM (sector write-allocate).
 // Returns when the store may be acknowledged: a dirty eviction must first enter the HBM queue.
 Tick MemorySystemImpl::l2_write(uint32_t r, Tick t) {
   MemRequest& q = reqs_[r];
   L2Slice& s = slices_[q.slice];
-  uint64_t set = (line_hash(q.line) / specs_.l2.slices) % l2_sets_;
+  uint64_t set = set_of(q.line);
   uint32_t n = uint32_t(std::popcount(q.mask));
   c_.l2_write_sectors += n;
   TagLine* l = s.tags.find(set, q.line);
@@ -151,13 +228,14 @@ Tick MemorySystemImpl::l2_write(uint32_t r, Tick t) {
   l->dirty |= q.mask;
   l->dirty_loop = l->dirty_loop || q.loop_work;
   s.tags.touch(l);
+  if (specs_.l2.near_copies) update_copies(q, q.mask);
   return ack;
 }
 
 void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
   MemRequest& q = reqs_[r];
   L2Slice& s = slices_[q.slice];
-  uint64_t set = (line_hash(q.line) / specs_.l2.slices) % l2_sets_;
+  uint64_t set = set_of(q.line);
   uint32_t need = q.fetch;
   TagLine* l = s.tags.find(set, q.line);
   uint32_t have = l ? (l->valid & need) : 0;
@@ -176,8 +254,10 @@ void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
     Tick unused = 0;
     l = l2_allocate(s, set, q.line, t, unused);
   }
-  if (q.kind == ReqKind::kAtomic)
+  if (q.kind == ReqKind::kAtomic) {
     l->dirty |= need, l->dirty_loop = l->dirty_loop || q.loop_work;  // read-modify-write in the slice
+    if (specs_.l2.near_copies) update_copies(q, need);
+  }
   s.tags.touch(l);
   if (miss) {
     uint32_t fetch = burst_mask(miss) & ~l->valid;
@@ -196,6 +276,7 @@ void MemorySystemImpl::l2_read(uint32_t r, Tick t) {
 void MemorySystemImpl::respond(uint32_t r, Tick t) {
   MemRequest& q = reqs_[r];
   SmPort& p = ports_[q.sm];
+  if (q.near != kNil) keep_near_copy(q, t);
   uint32_t bytes = uint32_t(std::popcount(q.fetch)) << sector_shift_;
   c_.noc_down_bytes += bytes;
   Tick leave = t + slice_lat_;

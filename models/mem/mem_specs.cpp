@@ -52,6 +52,7 @@ L2Specs L2Specs::parse(const ConfigNode& n) {
   s.bytes_per_cycle_per_slice = n.param<double>("bytes_per_cycle_per_slice").positive().get();
   s.requests_per_cycle_per_slice = n.param<double>("requests_per_cycle_per_slice").range(0, 64).or_default(0);
   s.near_partition_lookup = n.param<bool>("near_partition_lookup").or_default(false);
+  s.near_copies = n.param<bool>("near_copies").or_default(false);
   if (n.has("write_bytes_per_cycle_per_slice"))
     s.write_bytes_per_cycle_per_slice = n.param<double>("write_bytes_per_cycle_per_slice").positive().get();
   if (s.slices % s.partitions != 0)

@@ -55,6 +55,12 @@ struct L2Specs {
   // A store or atomic to a line homed in the far partition is handled by a slice of the SM's own
   // partition first (it localizes and caches far data), at the same cost, then by the home slice.
   bool near_partition_lookup = false;
+  // A load of a line homed in the far partition leaves a clean copy in a slice of the SM's own
+  // partition (it "localizes and caches" far data); the next load from that partition finds it there at
+  // the near latency. The copies share the slices' capacity with the lines homed there, so one SM sees
+  // about one partition's worth of L2, the far one behind it as a second level. Stores and atomics
+  // update the writer's copy and drop the others.
+  bool near_copies = false;
   // A store costs its slice its wire bytes (NocSpecs) at this rate; 0: its sectors at
   // bytes_per_cycle_per_slice, as a load's.
   double write_bytes_per_cycle_per_slice = 0;

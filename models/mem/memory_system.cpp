@@ -319,13 +319,17 @@ void MemorySystemImpl::send_up(uint32_t r, Tick now, uint32_t bytes) {
   if (q.kind == ReqKind::kStore && specs_.noc.store_bytes_per_cycle_per_sm > 0)
     t = std::max(t, p.store_out.reserve(now, store_wire_bytes(q)));
   t += noc_lat_;
+  q.near = kNil;
   if (slices_[q.slice].partition != p.partition) {
-    // A store (or atomic) to a far line updates the near partition's copy first; a load is served by
-    // the near copy once it is there (not modelled: loads cost their home slice only).
-    if (specs_.l2.near_partition_lookup && q.kind != ReqKind::kLoad && q.kind != ReqKind::kLoadBypass) {
-      uint32_t per = uint32_t(slices_.size()) / specs_.l2.partitions;
-      uint32_t near = std::min(uint32_t(slices_.size()) - 1, p.partition * per + q.slice % per);
-      t = slices_[near].server.reserve(t, slice_cost_bytes(q));
+    const bool load = q.kind == ReqKind::kLoad || q.kind == ReqKind::kLoadBypass;
+    if (load && specs_.l2.near_copies) {  // looked up in the near partition first (l2_arrive)
+      q.near = q.slice = near_slice(q.slice, p.partition);
+      sim().schedule(t, this, kL2Arrive, r);
+      return;
+    }
+    // A store (or atomic) to a far line updates the near partition's copy first.
+    if (specs_.l2.near_partition_lookup && !load) {
+      t = slices_[near_slice(q.slice, p.partition)].server.reserve(t, slice_cost_bytes(q));
       ++c_.l2_near_lookups;
     }
     t += far_extra_;

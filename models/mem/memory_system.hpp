@@ -59,7 +59,8 @@ class GpuMemorySystem {
   // The same for the lines of skipped loop iterations (sampled simulation): they stand for loop
   // work (Counter::LoopWork), and a line they displace that other work left dirty is written back
   // in the counters (no time: it happened in the skipped time, which loop work's rates leave out).
-  virtual void warm_l2(uint64_t base, uint64_t bytes, bool dirty) = 0;
+  // `sm` read them: with l2.near_copies a line loaded from the far partition is also copied near it.
+  virtual void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) = 0;
 
   // Sampled simulation (models/gpu/sampler.hpp): how full the L2 is, in lines, and placeholder lines
   // for what skipped work would have left in it: `lines` lines (the first `dirty` of them dirty) at

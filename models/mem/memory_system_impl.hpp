@@ -33,6 +33,7 @@ struct MemRequest {
   uint32_t fetch = 0;    // sectors this request carries to / from L2
   uint32_t mshr = kNil;  // L1 MSHR whose fill this request carries
   uint32_t slice = 0;
+  uint32_t near = kNil;  // l2.near_copies: the near slice that is looked up first and keeps a copy
   uint32_t bytes = 0;   // bytes the lanes touch in the line (a store's data)
   Tick not_before = 0;  // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
@@ -82,7 +83,7 @@ struct MemCounters {
   Counter &l1_sector_hits, &l1_sector_misses, &l1_mshr_merges, &l1_mshr_full_stalls, &l1_bypass;
   Counter &noc_up_bytes, &noc_down_bytes;
   Counter &l2_read_sectors, &l2_write_sectors, &l2_atom_sectors, &l2_sector_hits, &l2_sector_misses;
-  Counter &l2_read_hits, &l2_evictions_dirty, &l2_near_lookups;
+  Counter &l2_read_hits, &l2_evictions_dirty, &l2_near_lookups, &l2_near_copy_hits, &l2_near_copy_misses;
   Histogram& l2_slice_queue_ns;
 };
 
@@ -92,9 +93,9 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void begin_kernel(uint32_t l1_bytes_per_sm) override;
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
-  void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, false); }
-  void warm_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, true); }
-  void preload(uint64_t base, uint64_t bytes, bool dirty, bool warm);
+  void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, false, kNil); }
+  void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) override { preload(base, bytes, dirty, true, sm); }
+  void preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm);
   L2Occupancy l2_occupancy() const override;
   void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
   Queues queues() const override;
@@ -129,9 +130,15 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void send_up(uint32_t r, Tick now, uint32_t bytes);
   // L2 side (l2_path.cpp)
   void l2_arrive(uint32_t r, Tick now);
+  void near_copy_lookup(uint32_t r, Tick t);  // served there, or sent on to the home slice
+  void keep_near_copy(const MemRequest& q, Tick t);
+  void update_copies(const MemRequest& q, uint32_t sectors);  // a write at the home slice
+  uint32_t near_slice(uint32_t home, uint32_t partition) const;
+  uint64_t set_of(uint64_t line) const;
   Tick l2_write(uint32_t r, Tick t);
   void l2_read(uint32_t r, Tick t);
   TagLine* l2_allocate(L2Slice& s, uint64_t set, uint64_t line, Tick t, Tick& writeback_done);
+  TagLine* place(L2Slice& slice, uint64_t set, uint64_t line, bool warm);  // preload / warm-up
   uint32_t burst_mask(uint32_t sectors) const;
   void respond(uint32_t r, Tick t);
   void configure_l1(uint32_t bytes);

@@ -301,5 +301,86 @@ TEST(MemorySystem, SameInputsGiveIdenticalResults) {
   EXPECT_EQ(run(), run());
 }
 
+// l2.near_copies: loads of lines homed in the far partition leave a copy in the SM's own partition.
+std::string with_near_copies(bool on) {
+  std::string y = with_l2(on ? "near_copies: true" : "near_copies: false");
+  const std::string key = "far_extra_cycles: 0";
+  return y.replace(y.find(key), key.size(), "far_extra_cycles: 100");
+}
+
+// Load latencies (ns) of SM 0's second pass over `lines` lines (.cg loads, one line at a time).
+std::vector<double> second_pass_ns(const std::string& yaml, uint64_t lines) {
+  MemFixture f(yaml, 2);
+  f.mem->begin_kernel(0);
+  std::vector<double> out;
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t i = 0; i < lines; ++i) {
+      auto d = warp_access(OpClass::kLdGlobal, i * 128, 4, 4);
+      d.cache_global = false;
+      Tick start = f.sim.now();
+      Tick done = f.run_one(0, d);
+      if (pass == 1) out.push_back(double(done - start) / double(kTicksPerNs));
+    }
+  return out;
+}
+
+TEST(L2Partitions, AFarLineReadAgainIsServedByItsNearCopyAtTheNearLatency) {
+  // Half of 256 lines are homed in the far partition (100 cycles further). Read again from the same
+  // SM, each is found in its near copy: every load takes the near latency. Without copies the far
+  // half keeps paying the crossing.
+  auto spread = [](const std::vector<double>& v) {
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    double far = double(std::count_if(v.begin(), v.end(), [&](double x) { return x > *lo + 50; }));
+    return std::pair{*hi - *lo, far / double(v.size())};
+  };
+  auto [spread_on, far_on] = spread(second_pass_ns(with_near_copies(true), 256));
+  auto [spread_off, far_off] = spread(second_pass_ns(with_near_copies(false), 256));
+  EXPECT_LT(spread_on, 5.0);
+  EXPECT_EQ(far_on, 0.0);
+  EXPECT_NEAR(spread_off, 100.0, 5.0);
+  EXPECT_NEAR(far_off, 0.5, 0.15);
+}
+
+// DRAM bytes that SM 0's second pass over `bytes` (all loads issued at once) reads.
+uint64_t second_pass_dram_bytes(const std::string& yaml, uint64_t bytes) {
+  MemFixture f(yaml, 2);
+  f.mem->begin_kernel(0);
+  stream(f, OpClass::kLdGlobal, 0, bytes, 1);
+  uint64_t before = f.mem->totals().dram_read_bytes;
+  stream(f, OpClass::kLdGlobal, 0, bytes, 1);
+  return f.mem->totals().dram_read_bytes - before;
+}
+
+TEST(L2Partitions, OneSmSeesAboutOnePartitionOfTheL2WithNearCopies) {
+  // 768 KiB read twice by one SM from a 1 MiB L2 of two partitions: without copies it all stays. With
+  // them its own partition must hold all of it (its half and copies of the far half): the near-homed
+  // half misses to DRAM, while the far-homed half is found at its home, a second level behind.
+  const uint64_t bytes = 768 * 1024;
+  double off = double(second_pass_dram_bytes(with_near_copies(false), bytes)) / double(bytes);
+  double on = double(second_pass_dram_bytes(with_near_copies(true), bytes)) / double(bytes);
+  EXPECT_LT(off, 0.02);
+  EXPECT_NEAR(on, 0.5, 0.1);
+  // 384 KiB fits one partition with its copies: nothing read again.
+  EXPECT_LT(double(second_pass_dram_bytes(with_near_copies(true), bytes / 2)) / double(bytes / 2), 0.02);
+}
+
+TEST(L2Partitions, AStoreDropsTheCopiesOfOtherPartitions) {
+  // SM 0 (partition 0) reads 64 lines, copying the far-homed ones; SM 1 (partition 1, their home)
+  // stores to them; SM 0's next reads cross to the home slices again. Stores from SM 0 itself keep
+  // its copies (they take the new data).
+  auto misses_after_store = [](uint32_t writer) {
+    MemFixture f(with_near_copies(true), 2);
+    f.mem->begin_kernel(0);
+    stream(f, OpClass::kLdGlobal, 0, 64 * 128, 1);
+    for (uint64_t a = 0; a < 64 * 128; a += 128) f.run_one(writer, warp_access(OpClass::kStGlobal, a, 4, 4));
+    auto count = [&] { return f.sim.stats().find("mem/l2/near_copy_misses")->value_json().get<uint64_t>(); };
+    uint64_t before = count();
+    stream(f, OpClass::kLdGlobal, 0, 64 * 128, 1);
+    return count() - before;
+  };
+  EXPECT_NEAR(double(misses_after_store(1)), 32.0, 10.0);
+  EXPECT_EQ(misses_after_store(0), 0u);
+}
+
 }  // namespace
 }  // namespace gtsim::mem
