@@ -31,8 +31,8 @@ MemCounters::MemCounters(StatGroup& g)
           g.child("l2").counter("near_lookups", "far-partition requests handled first by a near slice", "requests")),
       l2_near_copy_hits(g.child("l2").counter(
           "near_copy_hits", "far-homed load sectors served by a copy in the SM's own partition", "sectors")),
-      l2_near_copy_misses(g.child("l2").counter(
-          "near_copy_misses", "far-homed load requests sent on to their home partition", "requests")),
+      l2_near_copy_misses(g.child("l2").counter("near_copy_misses",
+                                                "far-homed load requests sent on to their home partition", "requests")),
       l2_slice_queue_ns(
           g.child("l2").histogram("slice_queue_ns", "wait for the slice's bandwidth server", "ns", 10, 64)) {}
 

@@ -34,8 +34,8 @@ struct MemRequest {
   uint32_t mshr = kNil;  // L1 MSHR whose fill this request carries
   uint32_t slice = 0;
   uint32_t near = kNil;  // l2.near_copies: the near slice that is looked up first and keeps a copy
-  uint32_t bytes = 0;   // bytes the lanes touch in the line (a store's data)
-  Tick not_before = 0;  // earliest completion (tag lookup + L1 latency)
+  uint32_t bytes = 0;    // bytes the lanes touch in the line (a store's data)
+  Tick not_before = 0;   // earliest completion (tag lookup + L1 latency)
   uint16_t sm = 0;
   ReqKind kind = ReqKind::kLoad;
   bool loop_work = false;  // issued by an instruction of the sampling loop (Counter::LoopWork)
@@ -94,7 +94,9 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, false, kNil); }
-  void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) override { preload(base, bytes, dirty, true, sm); }
+  void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) override {
+    preload(base, bytes, dirty, true, sm);
+  }
   void preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm);
   L2Occupancy l2_occupancy() const override;
   void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
