@@ -329,9 +329,10 @@ TEST(L2Partitions, AFarLineReadAgainIsServedByItsNearCopyAtTheNearLatency) {
   // SM, each is found in its near copy: every load takes the near latency. Without copies the far
   // half keeps paying the crossing.
   auto spread = [](const std::vector<double>& v) {
-    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    double far = double(std::count_if(v.begin(), v.end(), [&](double x) { return x > *lo + 50; }));
-    return std::pair{*hi - *lo, far / double(v.size())};
+    auto range = std::minmax_element(v.begin(), v.end());
+    double lo = *range.first, hi = *range.second;
+    double far = double(std::count_if(v.begin(), v.end(), [lo](double x) { return x > lo + 50; }));
+    return std::pair{hi - lo, far / double(v.size())};
   };
   auto [spread_on, far_on] = spread(second_pass_ns(with_near_copies(true), 256));
   auto [spread_off, far_off] = spread(second_pass_ns(with_near_copies(false), 256));
