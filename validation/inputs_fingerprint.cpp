@@ -32,10 +32,14 @@ bool hidden(const fs::path& rel) {
     if (!part.empty() && part.string()[0] == '.') return true;
   return false;
 }
-// What the page does not depend on: the CUDA twins' sources (the measurements are the data) and the
-// TPU model, its configs and kernels (the page validates the GPU model only).
+// What the page does not depend on: the CUDA twins' sources (the measurements are the data), the
+// TPU model, its configs and kernels (the page validates the GPU model only), and the workload layer
+// above the GPU model (the op graph and its lowering, the shipped workloads, the analytic planners of
+// `waves`, `workload` and `roofline`): validate runs the IR kernels of kernels_ir/lib on models/gpu
+// and never reads a workload.
 bool not_an_input(const std::string& rel) {
-  for (const char* prefix : {"validation/cuda/", "models/tpu/", "hw_configs/tpu-", "kernels_ir/lib/tpu_"})
+  for (const char* prefix : {"validation/cuda/", "models/tpu/", "hw_configs/tpu-", "kernels_ir/lib/tpu_",
+                             "kernels_ir/graph/", "kernels_ir/workloads/", "models/analytic/"})
     if (rel.rfind(prefix, 0) == 0) return true;
   return false;
 }

@@ -10,9 +10,10 @@
 namespace gtsim::validation {
 
 // The folders, relative to the source root, whose files decide validate's output. Left out:
-// validation/cuda (the twins' CUDA sources: what the GPU ran, not what the model computes) and the
+// validation/cuda (the twins' CUDA sources: what the GPU ran, not what the model computes), the
 // TPU model, configs and kernels (models/tpu/, hw_configs/tpu-*, kernels_ir/lib/tpu_*: the page
-// validates the GPU model only).
+// validates the GPU model only) and the workload layer (kernels_ir/graph/, kernels_ir/workloads/,
+// models/analytic/: validate runs kernels_ir/lib kernels on models/gpu and reads no workload).
 const std::vector<std::string>& fingerprint_folders();
 
 // FNV-1a (64 bits, hex) over the sorted relative paths and the bytes of every regular file under

@@ -50,6 +50,12 @@ TEST(ValidationDoc, FingerprintSeesEveryInputAndOnlyThem) {
   write(d / "models" / "tpu" / "mxu.cpp", "int mxu;");  // the TPU model is not validated here
   write(d / "hw_configs" / "tpu-v5e.yaml", "target: tpu");
   write(d / "kernels_ir" / "lib" / "tpu_matmul.kir", "tpu");
+  // the workload layer above the GPU model: validate never reads a workload
+  for (const char* sub : {"graph", "workloads"}) fs::create_directories(d / "kernels_ir" / sub);
+  fs::create_directories(d / "models" / "analytic");
+  write(d / "kernels_ir" / "graph" / "lower_gpu.cpp", "lowering");
+  write(d / "kernels_ir" / "workloads" / "mlp.yaml", "ops: []");
+  write(d / "models" / "analytic" / "waves.cpp", "waves");
   EXPECT_EQ(inputs_fingerprint(d), base);
   write(d / "kernels_ir" / "lib" / "gemm.kir", "gpu");  // a GPU kernel is
   EXPECT_NE(inputs_fingerprint(d), base);
