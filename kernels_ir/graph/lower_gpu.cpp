@@ -20,12 +20,26 @@ std::string ident(const std::string& s) {
 
 std::string kir_dtype(DType t) { return std::string(ir::dtype_name(t)); }
 
-int vec_elems(DType t) { return 16 / ir::dtype_bytes(t); }  // 16-byte vector accesses
+// Elements per thread per access: 16 bytes of the widest tensor the kernel touches (a bf16 -> f32 cast
+// loads 8 bytes and stores 16 per thread, as PyTorch's vectorized kernels do).
+int vec_elems(const std::vector<TensorDesc>& a, const std::vector<TensorDesc>& b = {}) {
+  int widest = 1;
+  for (const auto* ts : {&a, &b})
+    for (const auto& t : *ts) widest = std::max(widest, ir::dtype_bytes(t.dtype));
+  return 16 / widest;
+}
 
-// Emits the instructions of one expression tree for vector element `e`; returns its register.
+// Emits the instructions of one expression tree for vector element `e`; returns its register. The
+// arithmetic is f32: an input stored in another dtype converts per element (`convert`, by input).
 class TreeEmitter {
  public:
-  TreeEmitter(std::ostringstream& o, int e, bool convert) : o_(o), e_(e), convert_(convert) {}
+  TreeEmitter(std::ostringstream& o, int e, std::vector<bool> convert) : o_(o), e_(e), convert_(std::move(convert)) {}
+  // The result stored as `dt`: f32 as it is; another dtype converts, two elements per instruction
+  // (F2FP packs a pair), so every second element of the vector issues one cvt.
+  std::string store_value(const std::string& r, DType dt) {
+    if (dt == DType::kF32 || e_ % 2 == 0) return r;
+    return op("cvt", {r});
+  }
   std::string emit(const EwExpr& x) {
     std::ostringstream key;
     key_of(x, key);
@@ -53,33 +67,48 @@ class TreeEmitter {
   std::string gen(const EwExpr& x) {
     if (x.op == EwOp::kInput) {
       std::string r = "in" + std::to_string(x.input);
-      return convert_ ? op("cvt", {r}) : r;  // bf16/fp8 -> f32 per element
+      return convert_[size_t(x.input)] ? op("cvt", {r}) : r;  // bf16/fp8 -> f32 per element
     }
     if (x.op == EwOp::kConst) return "cst";
     std::vector<std::string> a;
     for (const auto& y : x.args) a.push_back(emit(y));
     switch (x.op) {
-      case EwOp::kNeg: return op("fsub", {"cst", a[0]});
-      case EwOp::kAdd: return op("fadd", a);
-      case EwOp::kSub: return op("fsub", a);
-      case EwOp::kMul: return op("fmul", a);
-      case EwOp::kDiv: return op("fmul", {a[0], op("rcp", {a[1]})});
+      case EwOp::kNeg:
+        return op("fsub", {"cst", a[0]});
+      case EwOp::kAdd:
+        return op("fadd", a);
+      case EwOp::kSub:
+        return op("fsub", a);
+      case EwOp::kMul:
+        return op("fmul", a);
+      case EwOp::kDiv:
+        return op("fmul", {a[0], op("rcp", {a[1]})});
       case EwOp::kPow: {
         int n = x.args[1].op == EwOp::kConst && x.args[1].value >= 1 && x.args[1].value <= 8 &&
-                        double(int(x.args[1].value)) == x.args[1].value ? int(x.args[1].value) : 0;
+                        double(int(x.args[1].value)) == x.args[1].value
+                    ? int(x.args[1].value)
+                    : 0;
         if (n == 0) return op("ex2", {op("fmul", {op("lg2", {a[0]}), a[1]})});
         std::string r = a[0];
         for (int i = 1; i < n; ++i) r = op("fmul", {r, a[0]});
         return r;
       }
-      case EwOp::kSin: return op("sin", {op("fmul", {a[0], "cst"})});
-      case EwOp::kCos: return op("cos", {op("fmul", {a[0], "cst"})});
-      case EwOp::kExp: return op("ex2", {op("fmul", {a[0], "cst"})});
-      case EwOp::kLog: return op("fmul", {op("lg2", {a[0]}), "cst"});
-      case EwOp::kSqrt: return op("sqrt", {a[0]});
-      case EwOp::kRsqrt: return op("rsqrt", {a[0]});
-      case EwOp::kRelu: return op("fmax", {a[0], "cst"});
-      case EwOp::kSigmoid: return op("rcp", {op("fadd", {op("ex2", {op("fmul", {a[0], "cst"})}), "cst"})});
+      case EwOp::kSin:
+        return op("sin", {op("fmul", {a[0], "cst"})});
+      case EwOp::kCos:
+        return op("cos", {op("fmul", {a[0], "cst"})});
+      case EwOp::kExp:
+        return op("ex2", {op("fmul", {a[0], "cst"})});
+      case EwOp::kLog:
+        return op("fmul", {op("lg2", {a[0]}), "cst"});
+      case EwOp::kSqrt:
+        return op("sqrt", {a[0]});
+      case EwOp::kRsqrt:
+        return op("rsqrt", {a[0]});
+      case EwOp::kRelu:
+        return op("fmax", {a[0], "cst"});
+      case EwOp::kSigmoid:
+        return op("rcp", {op("fadd", {op("ex2", {op("fmul", {a[0], "cst"})}), "cst"})});
       case EwOp::kTanh: {
         std::string r = op("rcp", {op("fadd", {op("ex2", {op("fmul", {a[0], "cst"})}), "cst"})});
         return op("ffma", {r, "cst", "cst"});
@@ -90,12 +119,13 @@ class TreeEmitter {
         std::string s = op("rcp", {op("fadd", {op("ex2", {op("fmul", {u, "cst"})}), "cst"})});
         return op("fmul", {a[0], s});
       }
-      default: return op("fadd", a);
+      default:
+        return op("fadd", a);
     }
   }
   std::ostringstream& o_;
   int e_;
-  bool convert_;
+  std::vector<bool> convert_;
   int n_ = 0;
   std::map<std::string, std::string> cse_;
 };
@@ -117,9 +147,9 @@ LoweredKernel finish(const Op& op, const std::string& name, std::ostringstream& 
 }  // namespace
 
 LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
-  const DType dt = op.dtype;
-  const int V = vec_elems(dt);
-  const bool convert = dt != DType::kF32;
+  const int V = vec_elems(op.inputs, op.outputs);
+  std::vector<bool> convert;
+  for (const auto& t : op.inputs) convert.push_back(t.dtype != DType::kF32);
   std::string name = (opt.touch_only ? "touch_" : "ew_") + ident(op.name);
   std::ostringstream o;
   header(o, name, "N, CTAS, ITERS, IT0 = 0");
@@ -135,7 +165,10 @@ LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
   std::vector<std::string> results(op.outputs.size(), op.inputs.empty() ? "cst" : "in0");
   for (int e = 0; e < V && !opt.touch_only; ++e) {
     TreeEmitter em(o, e, convert);
-    for (size_t i = 0; i < op.exprs.size(); ++i) results[i] = em.emit(op.exprs[i]);
+    for (size_t i = 0; i < op.exprs.size(); ++i) {
+      results[i] = em.emit(op.exprs[i]);
+      if (i < op.outputs.size()) results[i] = em.store_value(results[i], op.outputs[i].dtype);
+    }
   }
   for (size_t i = 0; i < op.outputs.size(); ++i)
     o << "    @(idx < N) st.global.v" << V << " y" << i << "[idx], " << results[i] << "\n";
@@ -146,7 +179,10 @@ LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
   auto k = finish(op, name, o, {{"N", n}, {"CTAS", opt.ctas}, {"ITERS", iters}});
   k.full_iterations = full, k.iterations = iters;
   const int64_t per_iter = int64_t(opt.ctas) * 256 * V;
-  k.bytes_per_iteration = uint64_t(per_iter) * (op.inputs.size() + op.outputs.size()) * uint64_t(ir::dtype_bytes(dt));
+  uint64_t elem_bytes = 0;  // one element of every input and output
+  for (const auto* ts : {&op.inputs, &op.outputs})
+    for (const auto& t : *ts) elem_bytes += uint64_t(ir::dtype_bytes(t.dtype));
+  k.bytes_per_iteration = uint64_t(per_iter) * elem_bytes;
   k.work_scale = double(n) / double(std::min(n, iters * per_iter));
   return k;
 }
@@ -154,13 +190,13 @@ LoweredKernel lower_elementwise(const Op& op, const LowerOptions& opt) {
 namespace {
 // One warp per row; `body` gets the per-chunk instructions. Rows are grid-strided over CTAs of 8 warps.
 LoweredKernel rowwise(const Op& op, const LowerOptions& opt, bool softmax) {
-  const DType dt = op.dtype;
-  const int V = vec_elems(dt);
+  const DType dt = op.inputs[0].dtype, out_dt = op.outputs[0].dtype;
+  const int V = vec_elems(op.inputs, op.outputs);
   std::string name = (softmax ? "softmax_" : "reduce_") + ident(op.name);
   std::ostringstream o;
   header(o, name, "ROWS, COLS, CTAS, ITERS, IT0 = 0");
   o << "  buffer x : " << kir_dtype(dt) << "[ROWS * COLS]\n";
-  o << "  buffer y : " << kir_dtype(op.outputs[0].dtype) << "[ROWS * " << (softmax ? "COLS" : "1") << "]\n";
+  o << "  buffer y : " << kir_dtype(out_dt) << "[ROWS * " << (softmax ? "COLS" : "1") << "]\n";
   o << "  loop it in IT0 .. IT0 + ITERS {\n"
     << "    let row = (it * CTAS + ctaid.x) * 8 + warp\n"
     << "    loop c in 0 .. cdiv(COLS, 32 * " << V << ") {\n"
@@ -172,7 +208,8 @@ LoweredKernel rowwise(const Op& op, const LowerOptions& opt, bool softmax) {
   if (softmax) {
     // The row stays in registers: exp and sum, then scale and store (one read, one write).
     o << "    loop c in 0 .. cdiv(COLS, 32 * " << V << ") {\n";
-    for (int e = 0; e < V; ++e) o << "      d" << e << " = fsub v, m\n      p" << e << " = ex2 d" << e << "\n      s = fadd s, p" << e << "\n";
+    for (int e = 0; e < V; ++e)
+      o << "      d" << e << " = fsub v, m\n      p" << e << " = ex2 d" << e << "\n      s = fadd s, p" << e << "\n";
     o << "    }\n";
     for (int s = 16; s >= 1; s /= 2) o << "    s = shfl.bfly s, " << s << "\n";
     o << "    r = rcp s\n    loop c in 0 .. cdiv(COLS, 32 * " << V << ") {\n"
@@ -188,7 +225,9 @@ LoweredKernel rowwise(const Op& op, const LowerOptions& opt, bool softmax) {
   auto k = finish(op, name, o, {{"ROWS", op.rows}, {"COLS", op.cols}, {"CTAS", opt.ctas}, {"ITERS", iters}});
   k.full_iterations = full, k.iterations = iters;
   const int64_t rows_per_iter = int64_t(opt.ctas) * 8;
-  k.bytes_per_iteration = uint64_t(rows_per_iter) * uint64_t(op.cols + (softmax ? op.cols : 1)) * uint64_t(ir::dtype_bytes(dt));
+  k.bytes_per_iteration =
+      uint64_t(rows_per_iter) * (uint64_t(op.cols) * uint64_t(ir::dtype_bytes(dt)) +
+                                 uint64_t(softmax ? op.cols : 1) * uint64_t(ir::dtype_bytes(out_dt)));
   k.work_scale = double(op.rows) / double(std::min(op.rows, iters * rows_per_iter));
   return k;
 }

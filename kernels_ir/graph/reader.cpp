@@ -77,12 +77,18 @@ class WorkloadReader {
     return *t;
   }
   // Output tensor: declared (shape checked by the caller) or created with the given shape.
+  // A declared output must have the dtype the op writes: a dtype change is a conversion, which an op
+  // does only when asked (`dtype:` on elementwise and softmax, or a `cast` op).
   TensorDesc& out(const ConfigNode& node, const std::string& name, DType dt, std::vector<int64_t> shape) {
     check_size(TensorDesc{name, dt, shape, false, {}}, node);
     if (TensorDesc* t = find(name)) {
       if (t->elements() != TensorDesc{name, dt, shape, false, {}}.elements())
         node.fail("tensor '" + name + "' has " + std::to_string(t->elements()) + " elements, the op produces " +
                   std::to_string(TensorDesc{name, dt, shape, false, {}}.elements()));
+      if (t->dtype != dt)
+        node.fail("tensor '" + name + "' is declared " + std::string(ir::dtype_name(t->dtype)) + ", the op writes " +
+                  std::string(ir::dtype_name(dt)) + "; expected the same dtype (convert with a cast op, or dtype: " +
+                  std::string(ir::dtype_name(t->dtype)) + " on an elementwise or softmax op)");
       return *t;
     }
     return add(TensorDesc{name, dt, std::move(shape), false, node.pos()});
@@ -196,7 +202,37 @@ class WorkloadReader {
     if (kind == "softmax" || kind == "reduction") return read_rowwise(n, name, kind == "softmax");
     if (kind == "attention") return read_attention(n, name);
     if (kind == "activation") return read_activation(n, name);
-    n.at("op").fail("unknown op '" + kind + "' (matmul, elementwise, reduction, softmax, attention, activation)");
+    if (kind == "cast") return read_cast(n, name);
+    n.at("op").fail("unknown op '" + kind + "' (matmul, elementwise, reduction, softmax, attention, activation, cast)");
+  }
+
+  // The dtype named by the op's `key` (`dtype:`), or `dflt` when the op has none.
+  static DType dtype_key(const ConfigNode& n, const std::string& key, DType dflt) {
+    auto s = n.param<std::string>(key).optional();
+    if (!s) return dflt;
+    auto d = parse_wl_dtype(*s);
+    if (!d) n.at(key).fail("unknown dtype '" + *s + "' (f32, bf16, f16, fp8/e4m3, e5m2, tf32)");
+    return *d;
+  }
+
+  // cast: PyTorch's x.to(dtype), one elementwise node that reads `input` in its dtype and writes `out`
+  // in `dtype` (a conversion per element, no arithmetic). The fusion pass may merge it with its
+  // elementwise neighbours, as a compiler would; `--no-fusion` keeps it a kernel of its own (eager).
+  void read_cast(const ConfigNode& n, const std::string& name) {
+    const TensorDesc x = need(n, "input");
+    if (!n.find("dtype")) n.fail("cast '" + name + "': missing key 'dtype' (the dtype to convert to, e.g. f32)");
+    const DType to = dtype_key(n, "dtype", x.dtype);
+    if (to == x.dtype)
+      n.at("dtype").fail("cast '" + name + "': '" + x.name + "' is already " + std::string(ir::dtype_name(to)) +
+                         ", expected another dtype (a cast to its own dtype runs no kernel)");
+    Op& op = new_op(n, name, OpKind::kElementwise);
+    op.dtype = x.dtype;
+    op.inputs = {x};
+    EwExpr id;
+    id.op = EwOp::kInput;
+    id.input = 0;
+    op.exprs = {id};
+    op.outputs = {out(n, n.param<std::string>("out").get(), to, x.shape)};
   }
 
   void read_matmul(const ConfigNode& n, const std::string& name) {
@@ -240,6 +276,12 @@ class WorkloadReader {
       ins.push_back(*t);
     }
     std::string outname = n.param<std::string>("out").get();
+    // The computation's dtype is the widest input's (PyTorch's promotion: bf16 + f32 is f32); the
+    // result is written in it, or in the op's `dtype:` (one conversion per element at the store).
+    DType compute = ins[0].dtype;
+    for (const auto& t : ins)
+      if (ir::dtype_bytes(t.dtype) > ir::dtype_bytes(compute)) compute = t.dtype;
+    const DType result = dtype_key(n, "dtype", compute);
     int counter = 0;
     std::function<TensorDesc(const EwExpr&, bool)> emit = [&](const EwExpr& e, bool root) -> TensorDesc {
       if (e.op == EwOp::kInput) return ins[e.input];
@@ -269,10 +311,10 @@ class WorkloadReader {
         leaf.input = idx;
         local.args.push_back(leaf);
       }
-      opp->dtype = ins[0].dtype;
+      opp->dtype = compute;
       opp->inputs = my_in;
       opp->exprs = {local};
-      opp->outputs = {out(n, tname, ins[0].dtype, ins[0].shape)};
+      opp->outputs = {out(n, tname, root ? result : compute, ins[0].shape)};
       return opp->outputs[0];
     };
     if (tree.op == EwOp::kInput || tree.op == EwOp::kConst) n.at("expr").fail("the expression computes nothing");
@@ -299,7 +341,9 @@ class WorkloadReader {
         n.at("fn").fail("unknown reduction '" + fn + "' (sum, max, mean)");
       oshape.back() = 1;
     }
-    op.outputs = {out(n, n.param<std::string>("out").get(), x.dtype, oshape)};
+    // softmax(x, dim, dtype=torch.float32): the row is read in its dtype and written in `dtype:`
+    op.outputs = {
+        out(n, n.param<std::string>("out").get(), softmax ? dtype_key(n, "dtype", x.dtype) : x.dtype, oshape)};
   }
 
   void read_attention(const ConfigNode& n, const std::string& name) {

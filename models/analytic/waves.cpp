@@ -25,6 +25,49 @@ struct Candidate {
   std::string why;
 };
 
+// The same problem on another tile shape or schedule (no padding).
+struct Alternative {
+  GemmTile tile;
+  GemmSchedule schedule;
+  std::string kind, why;
+};
+
+// The MMA work of the busiest SM, in elements of C: ceil(tiles / SMs) tiles of bm x bn (the SMs share
+// the tiles; those resident at once share the SM's tensor cores). A closed form to choose which tiles
+// to simulate: it sees tile and wave quantization, not the bandwidth a smaller tile costs (the
+// simulation decides).
+double busiest_sm_work(const GemmPlan& p) {
+  const int64_t sms = std::max<int64_t>(1, p.sms);
+  return double((p.tiles + sms - 1) / sms) * double(p.tile.bm) * double(p.tile.bn);
+}
+
+// Alternatives that keep the problem: other menu tiles whose busiest SM has at least 10% less work
+// (the two with the least; none with --tile auto, which has simulated the whole menu), and split-K
+// when the tiles do not fill one wave (bf16 only: gemm_splitk.kir).
+std::vector<Alternative> alternatives(const ConfigNode& hw, const GemmPlan& best, GemmSchedule sched, bool auto_tile) {
+  std::vector<Alternative> out;
+  if (!auto_tile && sched == GemmSchedule::kDataParallel) {
+    std::vector<std::pair<double, GemmTile>> ranked;
+    const double now = busiest_sm_work(best);
+    for (const auto& t : gemm_tile_menu(best.dtype)) {
+      if (t.str() == best.tile.str()) continue;
+      GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, t, sched, 0, best.dtype);
+      if (q.ctas_per_sm == 0 || busiest_sm_work(q) > 0.9 * now) continue;
+      ranked.push_back({busiest_sm_work(q), t});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < ranked.size() && i < 2; ++i)
+      out.push_back({ranked[i].second, sched, "tile", "tile " + ranked[i].second.str() + " (the same problem)"});
+  }
+  if (sched == GemmSchedule::kDataParallel && best.dtype == "bf16" && best.tiles < best.wave_size) {
+    GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, best.tile, GemmSchedule::kSplitK, 0, best.dtype);
+    if (q.ksplit > 1)
+      out.push_back({best.tile, GemmSchedule::kSplitK, "split-k",
+                     "split K in " + std::to_string(q.ksplit) + " (fills the SMs, then reduces)"});
+  }
+  return out;
+}
+
 // Padded shapes near (M, N, K): aligned to 16 bytes (8 bf16, 16 e4m3, 4 tf32 or f32 elements: 16-byte
 // vectors), whole tiles, and the smallest growth of N (then M) that fills the last wave.
 std::vector<Candidate> candidates(const GemmPlan& p) {
@@ -94,10 +137,12 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   if (tile == "auto") r.json["autotune"] = tried;
   nlohmann::json sugg = nlohmann::json::array();
   if (req.suggestions) {
-    for (const auto& c : candidates(best)) {
-      GemmPlan q = plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype);
-      nlohmann::json s = {{"gemm", std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K)},
-                          {"why", c.why},
+    auto suggest = [&](const GemmPlan& q, const std::string& kind, const std::string& why) {
+      nlohmann::json s = {{"gemm", std::to_string(q.M) + "x" + std::to_string(q.N) + "x" + std::to_string(q.K)},
+                          {"kind", kind},
+                          {"why", why},
+                          {"tile", q.tile.str()},
+                          {"schedule", schedule_name(q.schedule)},
                           {"tiles", q.tiles},
                           {"waves", q.waves},
                           {"last_wave_fill", q.last_wave_fill},
@@ -105,10 +150,14 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
                           {"vector_bytes", q.vector_bytes}};
       // what the padding costs: the extra multiply-adds of the padded shape, in % of the problem's
       s["padding_pct"] =
-          100.0 * (double(c.M) * double(c.N) * double(c.K) / (double(req.M) * double(req.N) * double(req.K)) - 1.0);
+          100.0 * (double(q.M) * double(q.N) * double(q.K) / (double(req.M) * double(req.N) * double(req.K)) - 1.0);
       if (req.simulate) s["time_us"] = simulate_gemm(hw, q, req.exact).time_us;
       sugg.push_back(s);
-    }
+    };
+    for (const auto& c : candidates(best))
+      suggest(plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype), "pad", c.why);
+    for (const auto& a : alternatives(hw, best, sched, tile == "auto"))
+      suggest(plan_gemm(hw, req.M, req.N, req.K, a.tile, a.schedule, 0, req.dtype), a.kind, a.why);
     // fastest first when simulated (a padding that does not pay comes last)
     if (req.simulate)
       std::stable_sort(sugg.begin(), sugg.end(), [](const nlohmann::json& x, const nlohmann::json& y) {
@@ -162,10 +211,10 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
       o << "\n";
     }
   for (const auto& s : sugg) {
-    std::snprintf(buf, sizeof buf, "  try %-16s %-45s waves %lld fill %.2f vec %dB pads %.1f%%",
-                  s["gemm"].get<std::string>().c_str(), s["why"].get<std::string>().c_str(),
-                  (long long)s["waves"].get<int64_t>(), s["last_wave_fill"].get<double>(), s["vector_bytes"].get<int>(),
-                  s["padding_pct"].get<double>());
+    std::snprintf(buf, sizeof buf, "  try %-16s %-9s %-45s waves %lld fill %.2f vec %dB pads %.1f%%",
+                  s["gemm"].get<std::string>().c_str(), s["tile"].get<std::string>().c_str(),
+                  s["why"].get<std::string>().c_str(), (long long)s["waves"].get<int64_t>(),
+                  s["last_wave_fill"].get<double>(), s["vector_bytes"].get<int>(), s["padding_pct"].get<double>());
     o << buf;
     if (s.contains("time_us")) {
       std::snprintf(buf, sizeof buf, "  %.2f us", s["time_us"].get<double>());

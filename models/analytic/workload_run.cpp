@@ -101,9 +101,15 @@ Measured run_gemm(gpu::GpuModel& m, const WorkloadRunOptions& opt, const ConfigN
                   const ir::BufferPlacement& place) {
   // A batched GEMM runs as one GEMM with the batches stacked along M (same tile count when M is a
   // multiple of the tile; operand B is then shared, which understates its traffic: docs/workloads.md).
-  GemmPlan p =
-      plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile), GemmSchedule::kDataParallel);
-  return run_on(m, *ir::Program::build(gemm_kernel(), gemm_params(p, 0, p.tiles), place));
+  // The matmul's dtype picks the kernel as `gtsim waves --dtype` does: bf16, f16, tf32 and e4m3 on the
+  // tensor cores (gemm_persistent.kir), f32 on the CUDA cores (gemm_fp32.kir); e5m2 has no GEMM here.
+  if (op.dtype == ir::DType::kE5M2)
+    throw InputError(
+        op.pos, "matmul '" + op.name + "': no e5m2 GEMM kernel, expected bf16, f16, tf32, fp8 (e4m3) or f32 operands");
+  const std::string dt(ir::dtype_name(op.dtype));
+  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile, dt),
+                         GemmSchedule::kDataParallel, 0, dt);
+  return run_on(m, *ir::Program::build(gemm_kernel(p), gemm_params(p, 0, p.tiles), place));
 }
 
 Measured run_flash(gpu::GpuModel& m, const wl::Op& op, const ir::BufferPlacement& place) {

@@ -14,7 +14,9 @@ namespace gtsim::tpu {
 OpDesc op_desc(const wl::Op& op) {
   OpDesc d;
   d.name = op.name;
-  d.elt_bytes = uint32_t(op.dtype_bytes());
+  d.elt_bytes = uint32_t(op.inputs.empty() ? op.dtype_bytes() : ir::dtype_bytes(op.inputs[0].dtype));
+  if (!op.outputs.empty() && (op.kind == wl::OpKind::kElementwise || op.kind == wl::OpKind::kSoftmax))
+    d.out_bytes = uint32_t(ir::dtype_bytes(op.outputs[0].dtype));
   switch (op.kind) {
     case wl::OpKind::kMatmul:
       d.kind = OpKind::kMatmul;

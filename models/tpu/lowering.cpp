@@ -32,11 +32,11 @@ uint64_t OpDesc::min_bytes() const {
     case OpKind::kMatmul:
       return batch * (m * k + k * n + m * n) * elt_bytes;
     case OpKind::kElementwise:
-      return (inputs + 1) * rows * cols * elt_bytes;
+      return rows * cols * (inputs * elt_bytes + out_elt_bytes());
     case OpKind::kReduction:
-      return (rows * cols + rows) * elt_bytes;
+      return rows * cols * elt_bytes + rows * out_elt_bytes();
     case OpKind::kSoftmax:
-      return 2 * rows * cols * elt_bytes;
+      return rows * cols * (elt_bytes + out_elt_bytes());
     case OpKind::kAttention:
       return 4 * batch_heads * seq * head_dim * elt_bytes;
   }
@@ -199,13 +199,17 @@ CoreProgram stream_core(const OpDesc& op, const TpuConfig& cfg, uint32_t core, u
   const uint32_t e = op.elt_bytes;
   bool whole_rows = op.kind != OpKind::kElementwise;
   uint64_t bc = whole_rows ? op.cols : std::min<uint64_t>(round_up(op.cols, 128), 2048);
-  uint64_t tr = tile_rows(e);
+  const uint32_t eo = op.out_elt_bytes();  // a cast writes another dtype than it reads
+  uint64_t tr = std::max(tile_rows(e), tile_rows(eo));
   uint64_t br = std::max<uint64_t>(tr, (1u << 20) / (bc * e) / tr * tr);  // ~1 MiB blocks
   br = std::min(br, round_up(op.rows, tr));
-  while (br > tr && 2 * (op.inputs + 1) * padded_bytes(u32(br), u32(bc), e) > cfg.vmem_bytes() / 2) br /= 2;
+  while (br > tr && 2 * (op.inputs * padded_bytes(u32(br), u32(bc), e) + padded_bytes(u32(br), u32(bc), eo)) >
+                        cfg.vmem_bytes() / 2)
+    br /= 2;
   bool red = op.kind == OpKind::kReduction;
   uint32_t IN = p.add_buffer("in", u32(br), u32(bc), e, 2 * op.inputs);
-  uint32_t OUT = red ? p.add_buffer("out", u32(cdiv(br, 128)), 128, e, 2) : p.add_buffer("out", u32(br), u32(bc), e, 2);
+  uint32_t OUT =
+      red ? p.add_buffer("out", u32(cdiv(br, 128)), 128, eo, 2) : p.add_buffer("out", u32(br), u32(bc), eo, 2);
   uint16_t si = p.add_semaphore(), so = p.add_semaphore();
   std::vector<std::pair<uint64_t, uint64_t>> blocks;  // (rows, cols) of each block of this core
   uint64_t idx = 0;

@@ -24,7 +24,8 @@ enum class OpKind { kMatmul, kElementwise, kReduction, kSoftmax, kAttention };
 struct OpDesc {
   std::string name;
   OpKind kind = OpKind::kMatmul;
-  uint32_t elt_bytes = 2;   // dtype of inputs and outputs (bf16 = 2, f32 = 4, fp8/int8 = 1)
+  uint32_t elt_bytes = 2;   // dtype of the inputs (bf16 = 2, f32 = 4, fp8/int8 = 1)
+  uint32_t out_bytes = 0;   // dtype of the output of an elementwise or softmax op (a cast's target); 0: elt_bytes
   bool f32_matmul = false;  // f32 operands on the MXU: several bf16 passes
   // matmul: batch x [m x k] @ [k x n]
   uint64_t batch = 1, m = 0, k = 0, n = 0;
@@ -37,6 +38,7 @@ struct OpDesc {
   uint64_t batch_heads = 1, seq = 0, head_dim = 0;
   bool flash = false;
 
+  uint32_t out_elt_bytes() const { return out_bytes ? out_bytes : elt_bytes; }
   uint64_t flops() const;
   uint64_t min_bytes() const;        // each input read once, each output written once
   uint64_t footprint_bytes() const;  // tensors that must be resident in HBM

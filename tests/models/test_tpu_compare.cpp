@@ -179,5 +179,21 @@ TEST(TpuCompare, SameNamedMachinesGetUniqueNamesAndCapacitiesAreInGiB) {
   EXPECT_NE(r.text.find("16.00 GiB"), std::string::npos) << r.text;
 }
 
+// A cast on the TPU streams its input in one dtype and its output in another through VMEM: HBM moves
+// 2 + 4 bytes per element from bf16 to f32, and 4 + 2 back (the same figure the GPU's min_bytes has).
+TEST(TpuCompare, ACastMovesItsInputAndOutputDtypesThroughHbm) {
+  TpuConfig v5e = TpuConfig::load(src("hw_configs/tpu-v5e.yaml"));
+  for (auto [from, to] : {std::pair{"bf16", "f32"}, std::pair{"f32", "bf16"}}) {
+    auto w = wl::Workload::load_string(
+        std::string("name: cast\ntensors:\n  x: {dtype: ") + from +
+            ", shape: [1024, 4096]}\nops:\n  - {name: c, op: cast, input: x, dtype: " + to + ", out: y}\n",
+        "cast.yaml");
+    TpuWorkloadReport rep = run_tpu_workload(v5e, w);
+    ASSERT_EQ(rep.ops.size(), 1u);
+    EXPECT_EQ(rep.ops[0].min_bytes, uint64_t(1024) * 4096 * 6) << from << " -> " << to;
+    EXPECT_NEAR(double(rep.ops[0].hbm_bytes) / double(rep.ops[0].min_bytes), 1.0, 0.01) << from << " -> " << to;
+  }
+}
+
 }  // namespace
 }  // namespace gtsim::tpu

@@ -4,6 +4,7 @@
 
 #include "models/analytic/gemm_plan.hpp"
 #include "models/analytic/roofline.hpp"
+#include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
 #include "sim/config.hpp"
 #include "tests/test_paths.hpp"
@@ -133,4 +134,56 @@ TEST(WorkloadGemm, SplitKDoesNotHelpALargeSquare_Slow) {
   EXPECT_EQ(sk2.ksplit, 2);
   double t_dp = analytic::simulate_gemm(*hw, dp).time_us, t_sk2 = analytic::simulate_gemm(*hw, sk2).time_us;
   EXPECT_GE(t_sk2, t_dp) << t_sk2 << " vs " << t_dp;
+}
+
+// A workload matmul runs the kernel of its dtype, as `gtsim waves --dtype` does: f32 operands on the
+// CUDA cores (gemm_fp32.kir, FFMA: the H200 config's f32 peak is about 1/15 of its bf16 tensor-core
+// peak), bf16 on the tensor cores. Before, every workload matmul ran the bf16 kernel whatever its dtype.
+TEST(WorkloadGemm, AnF32MatmulRunsOnTheCudaCoresSeveralTimesSlowerThanBf16) {
+  auto hw = h200();
+  auto time_of = [&](const std::string& dt) {
+    auto w = wl::Workload::load_string("name: mm\ntensors:\n  a: {dtype: " + dt +
+                                       ", shape: [512, 512]}\n  b: {dtype: " + dt +
+                                       ", shape: [512, 512]}\nops:\n  - {name: mm, op: matmul, a: a, b: b, out: c}\n");
+    return analytic::run_workload(*hw, w, analytic::WorkloadRunOptions{}).total_us;
+  };
+  const double f32 = time_of("f32"), bf16 = time_of("bf16");
+  EXPECT_GT(f32 / bf16, 3.0) << f32 << " vs " << bf16 << " us";
+}
+
+// `waves` advice that keeps the problem: 512x512x4096 in 256x128 tiles is 8 tiles for 132 SMs. Splitting
+// K fills the idle SMs (the reduction launch is small beside it) and smaller tiles spread the work;
+// both are offered without padding (padding_pct 0), ranked by their simulated time, and split-K, the
+// fastest, beats the chosen tile by more than 2x.
+TEST(WavesAdvice, AGemmOfAFewTilesIsOfferedSplitKAndSmallerTilesRankedByTime) {
+  auto hw = h200();
+  analytic::WavesRequest r;
+  r.M = 512, r.N = 512, r.K = 4096;
+  auto rep = analytic::waves(*hw, r);
+  const auto& s = rep.json["suggestions"];
+  ASSERT_GE(s.size(), 2u) << rep.text;
+  EXPECT_EQ(s[0]["kind"], "split-k") << rep.text;
+  bool tile = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    tile = tile || s[i]["kind"] == "tile";
+    EXPECT_EQ(s[i]["gemm"], "512x512x4096") << rep.text;
+    EXPECT_NEAR(s[i]["padding_pct"].get<double>(), 0.0, 1e-9);
+    if (i > 0) {
+      EXPECT_LE(s[i - 1]["time_us"].get<double>(), s[i]["time_us"].get<double>()) << rep.text;
+    }
+  }
+  EXPECT_TRUE(tile) << rep.text;
+  EXPECT_GT(rep.json["time_us"].get<double>() / s[0]["time_us"].get<double>(), 2.0) << rep.text;
+}
+
+// A tile is offered only where the closed form sees at least 10% less work on the busiest SM: 4096^3
+// on the A100 in 256x128 tiles (512 tiles, 108 SMs: 5 per SM) has no such tile, and fills its waves
+// (no split-K).
+TEST(WavesAdvice, AFullGemmWithoutAQuantizationLossIsOfferedNoOtherTileOrSplit) {
+  auto hw = ConfigNode::load_file(src("hw_configs/a100-40gb.yaml"));
+  analytic::WavesRequest r;
+  r.M = r.N = r.K = 4096;
+  r.simulate = false;
+  auto rep = analytic::waves(*hw, r);
+  EXPECT_EQ(rep.json["suggestions"].size(), 0u) << rep.text;
 }

@@ -139,3 +139,101 @@ TEST(WorkloadGraph, ParamOverridesFromTheCommandLine) {
   auto w = Workload::load_file(src("kernels_ir/workloads/attention_flash.yaml"), {{"T", p.at("T")}});
   EXPECT_EQ(w.ops_in_order()[0]->attn.T, 8192);
 }
+
+// ---- dtype-changing ops: casts, promotion, softmax's dtype ----
+
+namespace {
+Workload cast_workload(const std::string& ops, const std::string& extra_tensors = "") {
+  return Workload::load_string(R"(
+name: casts
+params: {n: 4096}
+tensors:
+  x: {dtype: bf16, shape: [4, n]}
+  y: {dtype: f32, shape: [4, n]}
+)" + extra_tensors + "ops:\n" + ops,
+                               "casts.yaml");
+}
+std::string error_of(const std::string& ops, const std::string& extra_tensors = "") {
+  try {
+    cast_workload(ops, extra_tensors);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// A cast reads each element in its dtype and writes it in another: 2 + 4 bytes per element from bf16
+// to f32, no arithmetic.
+TEST(WorkloadGraph, ACastReadsOneDtypeAndWritesAnother) {
+  auto w = cast_workload("  - {name: up, op: cast, input: x, dtype: f32, out: x32}\n");
+  ASSERT_EQ(w.op_count(), 1u);
+  const Op& op = *w.ops_in_order()[0];
+  EXPECT_EQ(op.kind, OpKind::kElementwise);
+  EXPECT_EQ(w.tensor("x32")->dtype, DType::kF32);
+  EXPECT_EQ(op.min_bytes(), 4u * 4096 * (2 + 4));
+  EXPECT_EQ(op.flops(), 0u);
+}
+
+TEST(WorkloadGraph, ACastToItsOwnDtypeOrToAnUnknownOneIsAnErrorAtItsKey) {
+  std::string same = error_of("  - {name: up, op: cast, input: x, dtype: bf16, out: x2}\n");
+  EXPECT_NE(same.find("casts.yaml:"), std::string::npos) << same;
+  EXPECT_NE(same.find("already bf16"), std::string::npos) << same;
+  std::string unknown = error_of("  - {name: up, op: cast, input: x, dtype: f31, out: x2}\n");
+  EXPECT_NE(unknown.find("unknown dtype 'f31'"), std::string::npos) << unknown;
+  std::string missing = error_of("  - {name: up, op: cast, input: x, out: x2}\n");
+  EXPECT_NE(missing.find("missing key 'dtype'"), std::string::npos) << missing;
+}
+
+// No op converts unless asked: an output declared in another dtype than the op writes is an error
+// that names both dtypes, where it used to be written silently in the declared one.
+TEST(WorkloadGraph, AnOutputDeclaredInAnotherDtypeIsAnErrorNamingBoth) {
+  std::string e = error_of("  - {name: twice, op: elementwise, expr: \"x * 2\", out: z}\n",
+                           "  z: {dtype: f32, shape: [4, 4096]}\n");
+  EXPECT_NE(e.find("casts.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("declared f32, the op writes bf16"), std::string::npos) << e;
+  // with dtype: f32 the same op writes the declared tensor
+  auto w = cast_workload("  - {name: twice, op: elementwise, expr: \"x * 2\", dtype: f32, out: z}\n",
+                         "  z: {dtype: f32, shape: [4, 4096]}\n");
+  EXPECT_EQ(w.ops_in_order()[0]->min_bytes(), 4u * 4096 * (2 + 4));
+}
+
+// PyTorch's type promotion: bf16 + f32 computes and writes f32.
+TEST(WorkloadGraph, ElementwisePromotesToItsWidestInput) {
+  auto w = cast_workload("  - {name: add, op: elementwise, expr: \"x + y\", out: s}\n");
+  EXPECT_EQ(w.tensor("s")->dtype, DType::kF32);
+  EXPECT_EQ(w.ops_in_order()[0]->min_bytes(), 4u * 4096 * (2 + 4 + 4));
+}
+
+// softmax(x, dim=-1, dtype=torch.float32): the row read in bf16, written in f32.
+TEST(WorkloadGraph, SoftmaxWritesTheDtypeItIsAskedFor) {
+  auto w = cast_workload("  - {name: sm, op: softmax, input: x, dtype: f32, out: p}\n");
+  EXPECT_EQ(w.tensor("p")->dtype, DType::kF32);
+  EXPECT_EQ(w.ops_in_order()[0]->min_bytes(), 4u * 4096 * (2 + 4));
+}
+
+// Fusing a bf16 scale with the cast that follows it reads bf16 once and writes f32 once (the scaled
+// bf16 tensor is never stored), as torch.compile's fused kernel does.
+TEST(WorkloadGraph, FusingAScaleWithItsCastReadsBf16OnceAndWritesF32Once) {
+  auto w = cast_workload(
+      "  - {name: scale, op: elementwise, expr: \"x * 0.125\", out: xs}\n"
+      "  - {name: up, op: cast, input: xs, dtype: f32, out: x32}\n");
+  EXPECT_EQ(w.total_min_bytes(), 4u * 4096 * ((2 + 2) + (2 + 4)));
+  auto f = passed(w, true, true);
+  ASSERT_EQ(f.op_count(), 1u);
+  EXPECT_EQ(f.total_min_bytes(), 4u * 4096 * (2 + 4));
+  EXPECT_EQ(f.ops_in_order()[0]->outputs[0].dtype, DType::kF32);
+}
+
+// PyTorch's eager naive attention: QK^T, scale, cast to f32, f32 softmax, cast back, PV; its scores
+// cross HBM four more times than the three-kernel form's (bf16 S and P written and read once each).
+TEST(WorkloadGraph, PyTorchNaiveAttentionIsSixOpsWithItsScoresInBf16AndF32) {
+  auto eager = Workload::load_file(src("kernels_ir/workloads/attention_naive_pytorch.yaml"));
+  auto three = Workload::load_file(src("kernels_ir/workloads/attention_naive.yaml"));
+  EXPECT_EQ(eager.op_count(), 6u);
+  EXPECT_EQ(three.op_count(), 3u);
+  const double scores = 4.0 * 16 * 4096 * 4096;  // elements of S per [B, H, T, T]
+  const double extra = double(eager.total_min_bytes()) - double(three.total_min_bytes());
+  // scale r+w bf16 (4 B), cast r bf16 w f32 (6 B), softmax f32 instead of bf16 (+4 B), cast r f32 w bf16 (6 B)
+  EXPECT_NEAR(extra / scores, 4.0 + 6.0 + 4.0 + 6.0, 0.01);
+}

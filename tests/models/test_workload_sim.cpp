@@ -125,3 +125,43 @@ TEST(WorkloadSim, A100WaveCliffFrom1792To1800) {
   EXPECT_GE(ratio, 1.4) << a.text << b.text;
   EXPECT_LE(ratio, 2.6) << a.text << b.text;
 }
+
+// A bf16 -> f32 cast of 2^22 elements (8 MiB in, 16 MiB out; 2x and 4x the cut L2): DRAM reads are
+// the bf16 tensor, and the f32 tensor is written back or still dirty in the L2 at the end.
+TEST(WorkloadSim, ACastReadsItsInputDtypeAndWritesItsOutputDtype) {
+  auto hw = h200_small_l2();
+  auto w = wl::Workload::load_string(R"(
+name: cast
+tensors:
+  x: {dtype: bf16, shape: [4194304]}
+ops:
+  - {name: up, op: cast, input: x, dtype: f32, out: y}
+)");
+  auto r = analytic::run_workload(*hw, w, analytic::WorkloadRunOptions{});
+  ASSERT_EQ(r.kernels.size(), 1u);
+  const double n = 4194304;
+  EXPECT_NEAR(double(r.kernels[0].dram_read_bytes) / (2 * n), 1.0, 0.03) << r.text;
+  EXPECT_NEAR(double(r.kernels[0].dram_write_bytes + r.kernels[0].l2_dirty_bytes_at_end) / (4 * n), 1.0, 0.03)
+      << r.text;
+}
+
+// Eager PyTorch runs naive attention as six kernels (QK^T, scale, cast to f32, f32 softmax, cast back,
+// PV): three more passes over the T x T scores than the three-kernel form, so further from flash.
+TEST(WorkloadSim, EagerPyTorchNaiveAttentionIsSlowerThanTheThreeKernelFormAndFlash) {
+  auto hw = h200();
+  auto time_of = [&](const std::string& yaml) {
+    auto w = wl::Workload::load_file(src("kernels_ir/workloads/" + yaml), {{"B", 1}, {"H", 4}, {"T", 512}});
+    analytic::WorkloadRunOptions o;
+    o.fusion = false;  // eager: one kernel per op
+    auto r = analytic::run_workload(*hw, w, o);
+    return std::pair{r.total_us, r.kernels.size()};
+  };
+  auto [eager, eager_kernels] = time_of("attention_naive_pytorch.yaml");
+  auto [three, three_kernels] = time_of("attention_naive.yaml");
+  auto [flash, flash_kernels] = time_of("attention_flash.yaml");
+  EXPECT_EQ(eager_kernels, 6u);
+  EXPECT_EQ(three_kernels, 3u);
+  EXPECT_EQ(flash_kernels, 1u);
+  EXPECT_GT(eager / three, 1.2) << eager << " vs " << three << " us";
+  EXPECT_GT(three / flash, 1.5) << three << " vs " << flash << " us";
+}
