@@ -39,7 +39,8 @@ Runner add_waves(CLI::App& app) {
   app.add_option("--hw", o->hw, "machine config")->required();
   app.add_option("--gemm", o->gemm, "GEMM shape MxNxK")->required();
   app.add_option("--tile", o->req.tile,
-                 "output tile BMxBN (default 256x128, f32 128x128), or auto (simulate the menu, keep the fastest)");
+                 "output tile BMxBN (default 128x128, as gtsim workload's matmuls), or auto (simulate the menu, keep "
+                 "the fastest)");
   app.add_option("--schedule", o->req.schedule, "data-parallel | persistent | split-k");
   app.add_option("--split", o->req.split, "split-k: K slices per output tile (default: the planner's choice)");
   app.add_option("--dtype", o->req.dtype,
@@ -173,7 +174,7 @@ Runner add_workload(CLI::App& app) {
         throw InputError(SourcePos{"<--html " + *html + ">"},
                          "--html: the workload report is for GPU configs; " + o->hw +
                              " is a TPU config (gtsim compare --html shows it beside a GPU)");
-      if (o->run.cuda_graph || !o->run.carry_l2 || o->run.gemm_tile != "128x128")
+      if (o->run.cuda_graph || !o->run.carry_l2 || !o->run.gemm_tile.empty())
         throw InputError(SourcePos{o->hw}, "--cuda-graph, --no-carry-l2 and --tile are for GPU configs; " + o->hw +
                                                " is a TPU config (its matmul blocks: --tiling BMxBKxBN)");
       return run_tpu_workload_command(*hw, {o->hw, o->workload, o->json, o->tiling, o->params, o->sets, !o->no_fusion,

@@ -81,6 +81,11 @@ bool gemm_b_k_major(const std::string& dtype) {
   return dt == "tf32" || dt == "e4m3";
 }
 
+std::string default_gemm_tile(const std::string& dtype) {
+  canonical_gemm_dtype(dtype);  // InputError on an unknown dtype
+  return "128x128";
+}
+
 GemmTile parse_tile(const std::string& s, const std::string& dtype) {
   for (const auto& t : gemm_tile_menu(dtype))
     if (t.str() == s) return t;

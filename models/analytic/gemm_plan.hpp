@@ -27,6 +27,11 @@ struct GemmTile {
 // shapes with BK = 64 bytes of K; f32: CUDA-core FFMA); parse_tile("256x128", dtype) picks one of
 // them by shape.
 const std::vector<GemmTile>& gemm_tile_menu(const std::string& dtype = "bf16");
+// The tile a GEMM of `dtype` gets unless one is asked for, the same in `gtsim waves`, `workload` and
+// `compare` (one number for one question): 128x128, in every dtype's menu (two CTAs per SM on the
+// A100 and H100/H200 with bf16; 256x128 has one and loses on small and mid-size GEMMs: 2048^3 on the
+// A100 139 against 166 us). `--tile auto` simulates the menu.
+std::string default_gemm_tile(const std::string& dtype);
 GemmTile parse_tile(const std::string& s,
                     const std::string& dtype = "bf16");  // InputError when no menu tile has that shape
 // The canonical name of a dtype `gtsim waves` simulates: bf16, f16 (alias fp16), tf32, e4m3 (alias

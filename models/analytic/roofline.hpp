@@ -6,10 +6,9 @@
 // its dtype, and the fraction of the roof it attains.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels_ir/graph/workload.hpp"
 #include "models/analytic/workload_run.hpp"
@@ -38,7 +37,7 @@ struct KernelPlace {
   double attained_flops = 0;  // FLOPs / time
   double roof_flops = 0;      // min(peak, intensity x bandwidth), attained roofline
   double fraction_of_roof = 0;
-  std::string bound;          // memory | compute (intensity against the attained ridge of its dtype)
+  std::string bound;  // memory | compute (intensity against the attained ridge of its dtype)
 };
 
 struct RooflineReport {

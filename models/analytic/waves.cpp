@@ -104,7 +104,7 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   req.dtype = canonical_gemm_dtype(req.dtype);  // fp16, fp8, fp32 -> f16, e4m3, f32
   GemmSchedule sched = parse_schedule(req.schedule);
   std::vector<GemmTile> tiles;
-  const std::string tile = !req.tile.empty() ? req.tile : req.dtype == "f32" ? "128x128" : "256x128";
+  const std::string tile = !req.tile.empty() ? req.tile : default_gemm_tile(req.dtype);
   if (tile == "auto")
     tiles = gemm_tile_menu(req.dtype);
   else

@@ -12,7 +12,7 @@ namespace gtsim::analytic {
 
 struct WavesRequest {
   int64_t M = 0, N = 0, K = 0;             // --gemm MxNxK
-  std::string tile;                        // --tile BMxBN | auto; empty: 256x128 (bf16), 128x128 (f32)
+  std::string tile;                        // --tile BMxBN | auto; empty: default_gemm_tile (128x128)
   std::string schedule = "data-parallel";  // --schedule data-parallel | persistent | split-k
   int64_t split = 0;                       // --split N: K slices per tile (split-k); 0 = the planner's choice
   std::string dtype = "bf16";              // --dtype bf16 | f16 | tf32 | e4m3 (tensor cores) | f32 (CUDA cores,

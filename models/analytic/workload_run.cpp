@@ -107,7 +107,8 @@ Measured run_gemm(gpu::GpuModel& m, const WorkloadRunOptions& opt, const ConfigN
     throw InputError(
         op.pos, "matmul '" + op.name + "': no e5m2 GEMM kernel, expected bf16, f16, tf32, fp8 (e4m3) or f32 operands");
   const std::string dt(ir::dtype_name(op.dtype));
-  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile, dt),
+  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K,
+                         parse_tile(opt.gemm_tile.empty() ? default_gemm_tile(dt) : opt.gemm_tile, dt),
                          GemmSchedule::kDataParallel, 0, dt);
   return run_on(m, *ir::Program::build(gemm_kernel(p), gemm_params(p, 0, p.tiles), place));
 }

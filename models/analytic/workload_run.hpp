@@ -21,7 +21,7 @@ struct WorkloadRunOptions {
   bool cuda_graph = false;  // one launch for the whole sequence: no per-kernel launch gaps
   bool carry_l2 = true;     // false: every kernel on a fresh machine (cold L2), for comparison
   bool exact = false;       // no sampling (models/gpu/sampler.hpp): every CTA and loop iteration simulated
-  std::string gemm_tile = "128x128";
+  std::string gemm_tile;    // BMxBN for every matmul; empty: default_gemm_tile of its dtype (as `gtsim waves`)
   std::optional<gpu::TimelineOptions> timeline;  // record a timeline (`--trace`): WorkloadReport::timeline
 };
 
@@ -31,7 +31,7 @@ struct KernelRecord {
   double share = 0;    // of the workload total
   uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   uint64_t l2_dirty_bytes_at_end = 0;  // stores still dirty in the L2 when it ends (docs/units.md)
-  uint64_t min_bytes = 0;  // each input read once + each output written once
+  uint64_t min_bytes = 0;              // each input read once + each output written once
   uint64_t flops = 0;
   double intensity = 0;  // flops / DRAM bytes moved
   std::string bound;     // "memory" or "compute": intensity against the machine's ridge point

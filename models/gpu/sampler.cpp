@@ -24,6 +24,7 @@ Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_
 }
 
 void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t ctas_per_sm) {
+  unsettled_ = 0;
   rep_ = SamplingReport{};
   rep_.exact = policy_.exact;
   loop_ = program.sampling_loop();
@@ -64,6 +65,10 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
 }
 
 SamplingReport Sampler::end_kernel() {
+  {
+    Counter::LoopWork unattributed(false);
+    settle_debts();
+  }
   uint64_t inst = 0;
   for (size_t i : inst_counters_) inst += counters_[i]->value();
   inst -= inst_before_;
@@ -309,6 +314,7 @@ void Sampler::check_loop(uint64_t cycle) {
 // clock moves on by S, the time-like counters by their rate over S, and the counters of loop work
 // by what one iteration adds (over the steady period) times the iterations skipped.
 void Sampler::loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate) {
+  settle_debts();  // at the rates of the period before this one
   const int64_t q = int64_t(loop_.unroll) * loop_.quantum;
   const int64_t keep = 2 + int64_t(policy_.tail_iterations);  // iterations a CTA always runs before its loop's end
   // the period of a CTA whose slot has none yet: the machine's mean
@@ -440,9 +446,25 @@ void Sampler::pay_debt(size_t idx, uint64_t) {
               r.trip, n, r.debt);
   r.skipped = true;
   warm(streams);
-  add_rates(per_iteration_, double(n));
+  if (unsettled_ == 0) unsettled_loop_ = loop_snapshot();
+  unsettled_ += double(n);
   r.debt -= double(n);
   rep_.skipped_iterations += uint64_t(n);
+}
+
+void Sampler::settle_debts() {
+  if (unsettled_ <= 0) return;
+  const std::vector<uint64_t> now = loop_snapshot();
+  double inst = 0, inst_per_iteration = 0;
+  for (size_t i : inst_counters_) inst += double(now[i] - unsettled_loop_[i]), inst_per_iteration += per_iteration_[i];
+  std::vector<double> per = per_iteration_;
+  if (inst > 0 && inst_per_iteration > 0)
+    for (size_t i = 0; i < counters_.size(); ++i)
+      if (!counters_[i]->time_like()) per[i] = double(now[i] - unsettled_loop_[i]) / inst * inst_per_iteration;
+  log_->debug("settle {:.0f} iterations skipped by debts over {:.0f} loop instructions since the first payment",
+              unsettled_, inst);
+  add_rates(per, unsettled_);
+  unsettled_ = 0;
 }
 
 void Sampler::warm(std::vector<WarmStream>& streams) {
@@ -455,20 +477,20 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
   // line, so a round's footprint is its distinct lines.
   std::unordered_set<uint64_t> distinct;
   for (const auto& s : streams)
-    for (const WarmAccess& a : s.base) distinct.insert(a.line);
+    for (const WarmAccess& a : s.base)
+      for (uint64_t line = a.first >> 7; line <= (a.first + a.bytes - 1) >> 7; ++line) distinct.insert(line);
   uint64_t rounds = std::max<uint64_t>(1, (l2_bytes_ + l2_bytes_ / 4) / (distinct.size() * 128) + 1);
   uint64_t m0 = most > rounds ? most - rounds + 2 : 2;
+  log_->debug("warm: {} streams, {} distinct lines per iteration, iterations {}..{}", streams.size(), distinct.size(),
+              m0, most + 1);
   for (uint64_t m = m0; m <= most + 1; ++m)
     for (const auto& s : streams) {
       if (m > s.skip + 1) continue;
       for (size_t k = 0; k < s.base.size(); ++k) {
         const WarmAccess& a = s.base[k];
-        if (a.sectors == 0) continue;
-        const uint32_t lo = uint32_t(std::countr_zero(a.sectors)),
-                       hi = 31u - uint32_t(std::countl_zero(uint32_t(a.sectors)));
-        const uint64_t from = a.line * 128 + lo * 32 + uint64_t(int64_t(m) * s.step[k]);
-        memory_.warm_l2(from, (hi - lo + 1) * 32, a.write, s.sm);
-        ++rep_.warmed_lines;
+        const uint64_t from = a.first + uint64_t(int64_t(m) * s.step[k]);
+        memory_.warm_l2(from, a.bytes, a.write, s.sm);
+        rep_.warmed_lines += ((from + a.bytes - 1) >> 7) - (from >> 7) + 1;
       }
     }
 }
@@ -477,6 +499,7 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
 uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle) {
   if (!active_ || next % slots_ != 0) return 0;
   Counter::LoopWork unattributed(false);
+  settle_debts();
   mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
   marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty, memory_.queues()});
   size_t k = marks_.size() - 1;

@@ -34,15 +34,18 @@ namespace gtsim::gpu {
 
 class Sm;
 
-// One 128-byte line a warp touched in an iteration: its 32-byte sectors, and whether it stored.
+// A byte range one instruction of a warp touched in an iteration (its lanes' accesses merged where
+// they are adjacent: a row of a tile, whatever lines and sectors it falls on), and whether it stored.
+// Ranges, not lines: a 64-byte k-slice that starts 16 bytes into a sector spans one line in one
+// iteration and two in the next, so the lines an iteration touches vary while its ranges do not.
 struct WarmAccess {
-  uint64_t line = 0;
-  uint8_t sectors = 0;
+  uint64_t first = 0;  // first byte
+  uint32_t bytes = 0;
   bool write = false;
 };
 // A warp's accesses in its last complete iteration (`base`) and how far each access moves per
-// iteration (`step`, in bytes, from its first sector: a k-step of 64 bytes moves half a line):
-// iteration `last + m` touches the sectors of base[k] moved by m * step[k] bytes.
+// iteration (`step`, in bytes: a k-step of 64 bytes moves half a line): iteration `last + m`
+// touches base[k] moved by m * step[k] bytes.
 struct WarmStream {
   std::vector<WarmAccess> base;
   std::vector<int64_t> step;
@@ -142,6 +145,13 @@ class Sampler {
   void loop_epoch(uint64_t cycle, double rate, double residual, double growth, double queue_rate);
   // A CTA of a slot that owes skipped time skips what it can once past its warm-up.
   void pay_debt(size_t idx, uint64_t cycle);
+  // Charges the iterations debts skipped since the first unsettled payment. They were CTAs of a later
+  // turnover than the window that measured per_iteration_, and a later turnover may find in the L2
+  // what the earlier one fetched (a GEMM's second wave rereads the first wave's B panels): its loop
+  // work is charged with the mix per instruction that the simulated loop work showed since that payment
+  // (DRAM bytes, hits, ... per instruction) times the instructions of one iteration (which do not
+  // change). Settled at turnover marks, loop epochs and the kernel's end.
+  void settle_debts();
   void reset_after_epoch(uint64_t cycle);
   std::vector<uint64_t> loop_snapshot() const;
   std::vector<uint64_t> snapshot(uint64_t cycle);
@@ -188,7 +198,9 @@ class Sampler {
   uint64_t l2_lines_ = 0;              // the L2's capacity in lines
   // per counter: what one iteration of loop work adds (from the last epoch), and rounding remainders
   std::vector<double> per_iteration_, remainder_;
-  double debt_quantum_ = 1;  // debts are paid in whole skip quanta
+  double debt_quantum_ = 1;               // debts are paid in whole skip quanta
+  double unsettled_ = 0;                  // iterations debts skipped, not charged yet (settle_debts)
+  std::vector<uint64_t> unsettled_loop_;  // loop work at the first unsettled payment
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;
   uint64_t offset_ = 0;

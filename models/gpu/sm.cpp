@@ -172,16 +172,18 @@ void Sm::record_warm(Warp& w) {
   const ir::DynInst& in = w.inst;
   const bool write = in.op == ir::OpClass::kStGlobal || in.op == ir::OpClass::kAtomGlobal;
   const size_t first = v.size();
+  const uint32_t bytes = std::max<uint32_t>(in.access_bytes, 1);
   for (uint32_t m = in.addr_active; m; m &= m - 1) {
-    uint64_t a = in.addr[std::countr_zero(m)], e = a + std::max<uint32_t>(in.access_bytes, 1) - 1;
-    for (uint64_t line = a >> 7; line <= e >> 7; ++line) {
-      uint32_t lo = line == a >> 7 ? uint32_t(a & 127) >> 5 : 0, hi = line == e >> 7 ? uint32_t(e & 127) >> 5 : 3;
-      uint8_t mask = uint8_t(((1u << (hi + 1)) - 1) & ~((1u << lo) - 1));
-      size_t j = first;
-      while (j < v.size() && v[j].line != line) ++j;
-      if (j == v.size()) v.push_back(WarmAccess{line, 0, write});
-      v[j].sectors |= mask;
+    const uint64_t a = in.addr[std::countr_zero(m)];
+    if (v.size() > first) {
+      WarmAccess& last = v.back();
+      if (a == last.first + last.bytes) {  // adjacent to the previous lane's: one range
+        last.bytes += bytes;
+        continue;
+      }
+      if (a >= last.first && a + bytes <= last.first + last.bytes) continue;  // inside it (a broadcast)
     }
+    v.push_back(WarmAccess{a, bytes, write});
   }
 }
 
@@ -199,8 +201,7 @@ void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
     WarmStream s;
     s.base = *b1;
     s.sm = id_;
-    auto first_byte = [](const WarmAccess& a) { return a.line * 128 + uint64_t(std::countr_zero(a.sectors)) * 32; };
-    for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t(first_byte((*b1)[k]) - first_byte((*b0)[k])));
+    for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t((*b1)[k].first - (*b0)[k].first));
     out.push_back(std::move(s));
   }
 }

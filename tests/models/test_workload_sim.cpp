@@ -113,6 +113,7 @@ TEST(WorkloadSim, A100WaveCliffFrom1792To1800) {
   auto hw = ConfigNode::load_file(src("hw_configs/a100-40gb.yaml"));
   analytic::WavesRequest r;
   r.suggestions = false;
+  r.tile = "256x128";  // NVIDIA's example's tile: one CTA per SM, 108 per wave
   r.M = r.N = r.K = 1792;
   auto a = analytic::waves(*hw, r);
   r.M = r.N = r.K = 1800;
