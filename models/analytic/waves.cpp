@@ -51,7 +51,12 @@ std::vector<Alternative> alternatives(const ConfigNode& hw, const GemmPlan& best
     const double now = busiest_sm_work(best);
     for (const auto& t : gemm_tile_menu(best.dtype)) {
       if (t.str() == best.tile.str()) continue;
-      GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, t, sched, 0, best.dtype);
+      GemmPlan q;
+      try {
+        q = plan_gemm(hw, best.M, best.N, best.K, t, sched, 0, best.dtype);
+      } catch (const InputError&) {
+        continue;  // a tile this machine cannot launch (its shared memory per CTA) is no alternative
+      }
       if (q.ctas_per_sm == 0 || busiest_sm_work(q) > 0.9 * now) continue;
       ranked.push_back({busiest_sm_work(q), t});
     }
@@ -60,10 +65,13 @@ std::vector<Alternative> alternatives(const ConfigNode& hw, const GemmPlan& best
       out.push_back({ranked[i].second, sched, "tile", "tile " + ranked[i].second.str() + " (the same problem)"});
   }
   if (sched == GemmSchedule::kDataParallel && best.dtype == "bf16" && best.tiles < best.wave_size) {
-    GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, best.tile, GemmSchedule::kSplitK, 0, best.dtype);
-    if (q.ksplit > 1)
-      out.push_back({best.tile, GemmSchedule::kSplitK, "split-k",
-                     "split K in " + std::to_string(q.ksplit) + " (fills the SMs, then reduces)"});
+    try {
+      GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, best.tile, GemmSchedule::kSplitK, 0, best.dtype);
+      if (q.ksplit > 1)
+        out.push_back({best.tile, GemmSchedule::kSplitK, "split-k",
+                       "split K in " + std::to_string(q.ksplit) + " (fills the SMs, then reduces)"});
+    } catch (const InputError&) {
+    }
   }
   return out;
 }
@@ -156,8 +164,13 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
     };
     for (const auto& c : candidates(best))
       suggest(plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype), "pad", c.why);
-    for (const auto& a : alternatives(hw, best, sched, tile == "auto"))
-      suggest(plan_gemm(hw, req.M, req.N, req.K, a.tile, a.schedule, 0, req.dtype), a.kind, a.why);
+    for (const auto& a : alternatives(hw, best, sched, tile == "auto")) {
+      try {
+        suggest(plan_gemm(hw, req.M, req.N, req.K, a.tile, a.schedule, 0, req.dtype), a.kind, a.why);
+      } catch (const InputError&) {
+        // a tile or schedule this machine cannot launch (its shared memory per CTA) is no alternative
+      }
+    }
     // fastest first when simulated (a padding that does not pay comes last)
     if (req.simulate)
       std::stable_sort(sugg.begin(), sugg.end(), [](const nlohmann::json& x, const nlohmann::json& y) {

@@ -263,3 +263,15 @@ TEST(SampledMatchesExact, AGemmsSecondWaveFindsTheFirstWavesPanelsInTheL2) {
       << sampled.dram_read_bytes << " sampled, " << exact.dram_read_bytes << " exact";
   EXPECT_NEAR(sampled.time_us / exact.time_us, 1.0, 0.06) << sampled.time_us << " vs " << exact.time_us << " us";
 }
+
+// The teaching GPU has 48 KB of shared memory per CTA: the menu's larger tiles (3 stages of 256x128
+// need 87.5 KB) cannot launch there, so they are not offered, and asking for advice is no error.
+TEST(WavesAdvice, ATileTheMachineCannotLaunchIsNotOffered) {
+  auto hw = ConfigNode::load_file(src("hw_configs/teach-tiny.yaml"));
+  analytic::WavesRequest r;
+  r.M = r.N = 128, r.K = 64;
+  r.tile = "64x64";
+  analytic::WavesReport rep;
+  ASSERT_NO_THROW(rep = analytic::waves(*hw, r));
+  for (const auto& s : rep.json["suggestions"]) EXPECT_NE(s["tile"], "256x128") << rep.text;
+}
