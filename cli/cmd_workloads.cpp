@@ -156,7 +156,8 @@ Runner add_workload(CLI::App& app) {
   app.add_flag("--exact", o->run.exact, "no sampling");
   app.add_flag("!--no-carry-l2", o->run.carry_l2, "every kernel on a fresh machine (cold L2)");
   app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^26 (repeatable)");
-  app.add_option("--tile", o->run.gemm_tile, "GEMM tile for matmuls (BMxBN; GPU configs)");
+  app.add_option("--tile", o->run.gemm_tile,
+                 "GEMM tile for every matmul (BMxBN; GPU configs; default 128x128, as gtsim waves)");
   app.add_option("--tiling", o->tiling,
                  "matmul tiling on a TPU config: BMxBKxBN, 0 = chosen by the lowering (default: the lowering's)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
