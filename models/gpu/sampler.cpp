@@ -125,8 +125,11 @@ void Sampler::add_rates(const std::vector<double>& per, double n) {
   for (size_t i = 0; i < counters_.size(); ++i) {
     if (per[i] <= 0) continue;
     double want = per[i] * n + remainder_[i];
-    uint64_t add = uint64_t(std::max(0.0, std::floor(want)));
-    remainder_[i] = want - double(add);
+    // Saturates where a uint64_t would not hold it (a loop of 2^62 iterations fast-forwarded: the run
+    // ends at the simulated-time limit right after, with a LimitError).
+    constexpr double kMost = 9.0e18;
+    uint64_t add = want >= kMost ? uint64_t(kMost) : uint64_t(std::max(0.0, std::floor(want)));
+    remainder_[i] = want >= kMost ? 0.0 : want - double(add);
     counters_[i]->add_unattributed(add);
     if (std::find(inst_counters_.begin(), inst_counters_.end(), i) != inst_counters_.end()) inst_added_ += add;
   }
