@@ -25,10 +25,9 @@ struct Candidate {
   std::string why;
 };
 
-// The same problem on another tile shape or schedule (no padding).
+// The same problem on another tile shape or schedule (no padding), planned.
 struct Alternative {
-  GemmTile tile;
-  GemmSchedule schedule;
+  GemmPlan plan;
   std::string kind, why;
 };
 
@@ -47,7 +46,7 @@ double busiest_sm_work(const GemmPlan& p) {
 std::vector<Alternative> alternatives(const ConfigNode& hw, const GemmPlan& best, GemmSchedule sched, bool auto_tile) {
   std::vector<Alternative> out;
   if (!auto_tile && sched == GemmSchedule::kDataParallel) {
-    std::vector<std::pair<double, GemmTile>> ranked;
+    std::vector<std::pair<double, GemmPlan>> ranked;
     const double now = busiest_sm_work(best);
     for (const auto& t : gemm_tile_menu(best.dtype)) {
       if (t.str() == best.tile.str()) continue;
@@ -57,19 +56,18 @@ std::vector<Alternative> alternatives(const ConfigNode& hw, const GemmPlan& best
       } catch (const InputError&) {
         continue;  // a tile this machine cannot launch (its shared memory per CTA) is no alternative
       }
-      if (q.ctas_per_sm == 0 || busiest_sm_work(q) > 0.9 * now) continue;
-      ranked.push_back({busiest_sm_work(q), t});
+      const double work = busiest_sm_work(q);
+      if (q.ctas_per_sm > 0 && work <= 0.9 * now) ranked.push_back({work, q});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < ranked.size() && i < 2; ++i)
-      out.push_back({ranked[i].second, sched, "tile", "tile " + ranked[i].second.str() + " (the same problem)"});
+      out.push_back({ranked[i].second, "tile", "tile " + ranked[i].second.tile.str() + " (the same problem)"});
   }
   if (sched == GemmSchedule::kDataParallel && best.dtype == "bf16" && best.tiles < best.wave_size) {
     try {
       GemmPlan q = plan_gemm(hw, best.M, best.N, best.K, best.tile, GemmSchedule::kSplitK, 0, best.dtype);
       if (q.ksplit > 1)
-        out.push_back({best.tile, GemmSchedule::kSplitK, "split-k",
-                       "split K in " + std::to_string(q.ksplit) + " (fills the SMs, then reduces)"});
+        out.push_back({q, "split-k", "split K in " + std::to_string(q.ksplit) + " (fills the SMs, then reduces)"});
     } catch (const InputError&) {
     }
   }
@@ -164,13 +162,7 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
     };
     for (const auto& c : candidates(best))
       suggest(plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype), "pad", c.why);
-    for (const auto& a : alternatives(hw, best, sched, tile == "auto")) {
-      try {
-        suggest(plan_gemm(hw, req.M, req.N, req.K, a.tile, a.schedule, 0, req.dtype), a.kind, a.why);
-      } catch (const InputError&) {
-        // a tile or schedule this machine cannot launch (its shared memory per CTA) is no alternative
-      }
-    }
+    for (const auto& a : alternatives(hw, best, sched, tile == "auto")) suggest(a.plan, a.kind, a.why);
     // fastest first when simulated (a padding that does not pay comes last)
     if (req.simulate)
       std::stable_sort(sugg.begin(), sugg.end(), [](const nlohmann::json& x, const nlohmann::json& y) {
