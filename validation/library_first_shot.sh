@@ -11,7 +11,7 @@ SHAPES=("$@")
 [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(1792x1792x1792 1793x1793x1793 2048x2048x2048 2049x2049x2049 3072x3072x3072 4096x4096x4096 8192x50304x768 8192x50257x768)
 OUT=$DIR/first_shot_gemm.csv
 REV=$(git rev-parse --short HEAD)
-if "$G" gemm --help >/dev/null 2>&1; then CMD=gemm; else CMD=waves; fi
+if "$G" --help | grep -qE "^  gemm "; then CMD=gemm; else CMD=waves; fi
 [ -f "$OUT" ] || echo "m,n,k,measured_us,predicted_us,error_pct,command,kernel,tile,schedule,commit,host_s" > "$OUT"
 for s in "${SHAPES[@]}"; do
   IFS=x read -r m n k <<< "$s"
