@@ -175,11 +175,11 @@ std::optional<OpDesc> decode_mma(const std::vector<std::string_view>& seg, bool 
     *err = "bad mma dtypes, expected .AB.ACC such as .bf16.f32";
     return std::nullopt;
   }
-  d.mma = MmaKind{uint8_t(m), uint8_t(n), uint8_t(k), *ab, *acc};
-  if (m > 255 || n > 255 || k > 255) {
-    *err = "mma shape too large";
+  if (m < 1 || n < 1 || k < 1 || m > 256 || n > 256 || k > 256) {
+    *err = "mma shape out of range";
     return std::nullopt;
   }
+  d.mma = MmaKind{uint16_t(m), uint16_t(n), uint16_t(k), *ab, *acc};
   d.dtype = *ab;
   if (!valid_mma(d.mma, wgmma, err)) return std::nullopt;
   return d;
@@ -193,6 +193,22 @@ std::optional<OpDesc> decode_misc(const std::vector<std::string_view>& seg, std:
   }
   if (m == "cp.async.wait") {
     d.form = Form::kWait, d.op = OpClass::kCpAsyncWait, d.min_src = d.max_src = 1;
+    return d;
+  }
+  if (m == "wgmma.commit") {
+    d.form = Form::kCommit, d.op = OpClass::kWgmmaCommit;
+    return d;
+  }
+  if (m == "wgmma.wait") {
+    d.form = Form::kWait, d.op = OpClass::kWgmmaWait, d.min_src = d.max_src = 1;
+    return d;
+  }
+  if (m == "wgmma.fence") {  // orders register accesses before wgmma reads them: an issue slot here
+    d.form = Form::kAlu, d.op = OpClass::kSlot;
+    return d;
+  }
+  if (m == "cp.async.bulk.tensor") {
+    d.form = Form::kTma, d.op = OpClass::kTmaLoad, d.space = MemSpace::kShared, d.min_src = d.max_src = 3;
     return d;
   }
   if (m == "slot") {
@@ -262,7 +278,7 @@ bool valid_mma(const MmaKind& k, bool wgmma, std::string* error) {
   bool ok = false;
   using D = DType;
   if (wgmma) {
-    ok = k.m == 64 && k.n >= 8 && k.n <= 248 && k.n % 8 == 0 &&
+    ok = k.m == 64 && k.n >= 8 && k.n <= 256 && k.n % 8 == 0 &&
          ((k.k == 16 && is(k.ab, {D::kF16, D::kBf16})) || (k.k == 8 && k.ab == D::kTf32) ||
           (k.k == 32 && is(k.ab, {D::kE4M3, D::kE5M2})));
   } else if (k.m == 16 && k.n == 8 && k.k == 16) {
@@ -326,7 +342,8 @@ std::optional<OpDesc> decode_mnemonic(std::string_view m, std::string* err) {
   }
   if (seg[0] == "ld" || seg[0] == "st" || seg[0] == "atom" || seg[0] == "red") return decode_memory(seg, err);
   if (seg[0] == "mma") return decode_mma(seg, false, err);
-  if (seg[0] == "wgmma") return decode_mma(seg, true, err);
+  if (seg[0] == "wgmma" && !(seg.size() == 2 && (seg[1] == "commit" || seg[1] == "wait" || seg[1] == "fence")))
+    return decode_mma(seg, true, err);
   return decode_misc(seg, m, err);
 }
 

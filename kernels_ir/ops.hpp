@@ -31,6 +31,7 @@ enum class Form : uint8_t {
   kMbarArrive,// mbarrier.arrive SMEM[i]
   kMbarWait,  // mbarrier.wait SMEM[i], PARITY
   kMma,       // d = mma.sync.mMnNkK.AB.ACC a, b, c  /  wgmma.m64nNk16.AB.ACC
+  kTma,       // cp.async.bulk.tensor MBAR[i], BUF[j], ROWS, COLS, LD
 };
 
 enum class MemSpace : uint8_t { kNone, kGlobal, kShared };

@@ -120,7 +120,7 @@ void Compiler::loop(const Stmt& s) {
       OpClass op = P.insts[i].op;
       lc.carries_work = op == OpClass::kLdGlobal || op == OpClass::kStGlobal || op == OpClass::kAtomGlobal ||
                         op == OpClass::kCpAsync || op == OpClass::kBarSync || op == OpClass::kMbarWait ||
-                        op == OpClass::kMma || op == OpClass::kWgmma;
+                        op == OpClass::kMma || op == OpClass::kWgmma || op == OpClass::kTmaLoad;
     }
   }
   uint32_t exit = uint32_t(P.code.size());
@@ -356,6 +356,7 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
       nmem = 1;
       break;
     case Form::kCpAsync:
+    case Form::kTma:
       nmem = 2;
       break;
     default:
@@ -424,6 +425,19 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
       ci.m2 = mem_operand(s[0], MemSpace::kShared, in.mnemonic, rr, &dt);
       ci.m1 = ci.m2, ci.access_bytes = 8;
       break;
+    case Form::kTma: {  // MBAR[i], BUF[j], ROWS, COLS, LD: warp-uniform box dimensions
+      ci.m2 = mem_operand(s[0], MemSpace::kShared, in.mnemonic, rr, &dt);
+      ci.m1 = mem_operand(s[1], MemSpace::kGlobal, in.mnemonic, rr, &dt);
+      if (ci.m1.buffer >= 0) P.buffers[size_t(ci.m1.buffer)].read = true;
+      ci.dtype = dt;
+      static constexpr const char* kBox[] = {"box rows", "box columns", "row stride (LD)"};
+      for (size_t i = 0; i < 3 && i + 2 < s.size(); ++i) {
+        ci.box[i] = expr(s[i + 2], &rr);
+        if (cx(ci.box[i]).u == Uniformity::kVarying)
+          error(s[i + 2].loc, std::string(kBox[i]) + " of " + in.mnemonic + " vary across lanes, expected a warp-uniform value");
+      }
+      return;  // no register operands
+    }
     case Form::kMma:
       if (d.op == OpClass::kMma && in.dsts.size() == 1) {
       }

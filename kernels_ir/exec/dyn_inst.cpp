@@ -7,8 +7,8 @@ std::string_view op_class_name(OpClass c) {
       "int",           "fp32",        "fp16",      "fp64",        "sfu",         "shuffle",
       "mma",           "wgmma",       "ld_global", "st_global",   "atom_global", "ld_shared",
       "st_shared",     "atom_shared", "ldmatrix",  "stmatrix",    "cp_async",    "cp_async_commit",
-      "cp_async_wait", "bar_sync",    "mbar_init", "mbar_arrive", "mbar_wait",   "branch",
-      "slot",          "exit"};
+      "cp_async_wait", "bar_sync",    "mbar_init", "mbar_arrive", "mbar_wait",   "tma_load",
+      "wgmma_commit",  "wgmma_wait",  "branch",    "slot",        "exit"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == size_t(OpClass::kCount));
   return c < OpClass::kCount ? kNames[size_t(c)] : "?";
 }

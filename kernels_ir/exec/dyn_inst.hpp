@@ -39,6 +39,12 @@ enum class OpClass : uint8_t {
   kMbarInit,       // mbarrier.init [addr2[0]], imm = expected arrivals
   kMbarArrive,     // mbarrier.arrive [addr2[0]]
   kMbarWait,       // mbarrier.try_wait.parity [addr2[0]], imm = phase parity
+  kTmaLoad,        // cp.async.bulk.tensor: one 2-D box global -> shared by the tensor memory accelerator, issued
+                   // once per warp instruction (the first active lane's operands): addr[0] = the box's first byte,
+                   // box_rows x box_row_bytes every box_stride bytes; completes as one arrival on the mbarrier
+                   // at addr2[0]
+  kWgmmaCommit,    // wgmma.commit_group: the warp's wgmma issued since the last commit become one group
+  kWgmmaWait,      // wgmma.wait_group imm: wait until at most imm committed groups are still running
   kBranch,         // loop-control branch (BRA): an issue slot, reads the loop predicate (docs/ir.md "Loop control")
   kSlot,           // `slot`: an issue slot and no per-thread pipe (uniform-datapath ops, constant loads, NOP and
                    // predicated-off padding in the compiled code: UMOV, ULEA, UIADD3, ULDC, LDC, NOP, @!PT ...)
@@ -71,7 +77,7 @@ std::string_view dtype_name(DType t);
 
 // Tensor-core MMA kind: shape m x n x k and operand / accumulator types, e.g. m16n8k16 bf16 -> f32.
 struct MmaKind {
-  uint8_t m = 0, n = 0, k = 0;
+  uint16_t m = 0, n = 0, k = 0;  // wgmma's N reaches 256
   DType ab = DType::kBf16;
   DType acc = DType::kF32;
   uint64_t flops() const { return 2ull * m * n * k; }  // per warp instruction
@@ -103,6 +109,8 @@ struct DynInst {
                                    // every `active` lane writes its shared destination addr2, zeros past src-size)
   uint64_t addr[kWarpSize] = {};   // per-lane byte address: global virtual address, or shared offset in the CTA
   uint64_t addr2[kWarpSize] = {};  // cp.async shared destination; mbarrier address in addr2[0]
+  uint32_t box_rows = 0, box_row_bytes = 0;  // kTmaLoad: the box (rows, contiguous bytes per row)
+  uint64_t box_stride = 0;                   // kTmaLoad: bytes from one row of the box to the next in global memory
 };
 
 // Lanes whose shared-memory address (addr, or a cp.async's destination addr2) is accessed: a cp.async

@@ -130,8 +130,10 @@ void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, Dyn
   for (int i = 0; i < kMaxSrc; ++i) out.src[i] = i < ci.n_src ? reg_id(ci.src[i]) : kNoReg;
   out.active = act, out.live = live, out.static_id = sid, out.mma = ci.mma;
   out.imm = ci.imm == kNoExpr ? 0 : int32_t(ev.eval_u(ci.imm));
-  out.flops = (ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) ? (act ? ci.mma.flops() : 0)
-                                                                   : uint64_t(ci.flops_lane) * std::popcount(act);
+  // wgmma: each of the warpgroup's 4 warps issues it and does a quarter of its 2 * 64 * N * K
+  out.flops = ci.op == OpClass::kMma     ? (act ? ci.mma.flops() : 0)
+              : ci.op == OpClass::kWgmma ? (act ? ci.mma.flops() / 4 : 0)
+                                         : uint64_t(ci.flops_lane) * std::popcount(act);
   out.addr_active = 0;
   if (ci.vec != kNoExpr) out.access_bytes = uint8_t(ev.eval_u(ci.vec) * ci.m1.elem);
   if (ci.m1.idx != kNoExpr) addresses(ci.m1, out.addr), out.addr_active = act & ci.addr_lanes;
@@ -142,8 +144,19 @@ void WarpExecutor::State::emit(const CInst& ci, uint32_t sid, uint32_t mask, Dyn
   }
   if (ci.m2.idx != kNoExpr) {
     addresses(ci.m2, out.addr2);
-    if (ci.op == OpClass::kMbarInit || ci.op == OpClass::kMbarArrive || ci.op == OpClass::kMbarWait)
+    if (ci.op == OpClass::kMbarInit || ci.op == OpClass::kMbarArrive || ci.op == OpClass::kMbarWait ||
+        ci.op == OpClass::kTmaLoad)
       out.addr2[0] = out.addr2[act ? std::countr_zero(act) : 0];
+  }
+  if (ci.op == OpClass::kTmaLoad) {  // one copy per warp instruction, from the first active lane's operands
+    const int first = act ? std::countr_zero(act) : 0;
+    out.addr[0] = out.addr[first];
+    out.addr_active = act ? 1u : 0u;
+    const uint64_t elem = ci.m1.elem;
+    out.box_rows = uint32_t(std::clamp<int64_t>(ev.eval_u(ci.box[0]), 0, 1 << 20));
+    out.box_row_bytes = uint32_t(std::clamp<int64_t>(ev.eval_u(ci.box[1]), 0, 1 << 20) * int64_t(elem));
+    out.box_stride = uint64_t(std::max<int64_t>(ev.eval_u(ci.box[2]), 0)) * elem;
+    out.access_bytes = 0;
   }
   values(ci, act, out);
 }

@@ -105,6 +105,7 @@ struct CInst {
   uint32_t addr_lanes = kFullMask;
   uint32_t flops_lane = 0;
   MmaKind mma;
+  uint32_t box[3] = {kNoExpr, kNoExpr, kNoExpr};  // kTmaLoad: ROWS, COLS (elements), LD (elements)
 };
 
 struct BufInit {

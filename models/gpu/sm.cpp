@@ -146,6 +146,8 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
     w.cp_groups.assign(1, 0);
     w.warm_iter = {-1, -1, -1};
     w.cp_base_seq = 0;
+    w.wg_groups.clear();
+    w.wg_open = 0;
     std::fill(w.reg_ready.begin(), w.reg_ready.end(), 0);
     std::fill(w.reg_mem.begin(), w.reg_mem.end(), 0);
     // Warps go to sub-partitions round-robin as hardware assigns warp slots.
@@ -160,15 +162,21 @@ void Sm::launch_cta(uint64_t linear_id, uint64_t start_cycle) {
   }
 }
 
-void Sm::record_warm(Warp& w) {
+std::vector<WarmAccess>* Sm::warm_ring(Warp& w) {
   int64_t it = w.exec->loop_iterations(sample_loop_);
-  if (it >= w.exec->loop_trip(sample_loop_)) return;  // not inside the sampling loop
+  if (it >= w.exec->loop_trip(sample_loop_)) return nullptr;  // not inside the sampling loop
   size_t k = size_t(it % 3);
   if (w.warm_iter[k] != it) {
     w.warm_iter[k] = it;
     w.warm_rec[k].clear();
   }
-  std::vector<WarmAccess>& v = w.warm_rec[k];
+  return &w.warm_rec[k];
+}
+
+void Sm::record_warm(Warp& w) {
+  std::vector<WarmAccess>* ring = warm_ring(w);
+  if (!ring) return;
+  std::vector<WarmAccess>& v = *ring;
   const ir::DynInst& in = w.inst;
   const bool write = in.op == ir::OpClass::kStGlobal || in.op == ir::OpClass::kAtomGlobal;
   const size_t first = v.size();

@@ -130,6 +130,8 @@ class Sm final : public Component, public mem::MemResponder {
     uint64_t wait_since = 0;          // cycle it started waiting at a barrier / wait
     std::deque<uint32_t> cp_groups;   // outstanding cp.async per group, oldest first; back() = open group
     uint64_t cp_base_seq = 0;         // group sequence number of cp_groups.front()
+    std::deque<uint64_t> wg_groups;   // committed wgmma groups: the cycle each one's last wgmma completes
+    uint64_t wg_open = 0;             // the same for the wgmma issued since the last commit
     uint64_t wait_addr = 0;           // mbarrier address waited on
     uint32_t wait_static_id = 0;      // the instruction it waits at (diagnostics)
     int32_t wait_arg = 0;             // barrier id, wait_group N or mbarrier parity
@@ -164,7 +166,12 @@ class Sm final : public Component, public mem::MemResponder {
     double tensor_carry = 0;  // fraction of a cycle the tensor core's last mma left over (see exec_tensor)
   };
   enum EventKind : uint32_t { kStep = 0, kMemDone = 1, kSharedPipe = 2 };
-  enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3 };
+  enum TokenKind : uint64_t { kTokLoad = 1, kTokStore = 2, kTokCp = 3, kTokTma = 4 };
+  // A bulk tensor copy in flight: its line requests outstanding and the mbarrier it completes on.
+  struct TmaCopy {
+    uint32_t cta = 0, requests_left = 0;
+    uint64_t mbar = 0;
+  };
 
   // Issue stage (sm.cpp)
   void step(uint32_t s, uint64_t c);
@@ -191,6 +198,9 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_shared(Warp& w, uint64_t c);
   void count_shared(const ir::SharedCost& cost);
   void record_warm(Warp& w);
+  // The warp's record of the current iteration of the sampling loop (cleared when it starts), or null
+  // outside that loop.
+  std::vector<WarmAccess>* warm_ring(Warp& w);
   uint64_t reserve_shared_pipe(uint64_t c, const ir::SharedCost& cost);
   // sm.shared.arbitration round_robin / sub_partition: the request goes to shared_pipe_, its result when served.
   void queue_shared(uint16_t wi, uint64_t c, uint32_t wavefronts, bool result);
@@ -201,6 +211,15 @@ class Sm final : public Component, public mem::MemResponder {
   void exec_sync(uint16_t wi, uint64_t c);
   void bar_sync(uint16_t wi, uint64_t c);
   void mbar_op(uint16_t wi, uint64_t c);
+  // Counts `n` arrivals on the CTA's mbarrier; a completed phase releases its waiters at c + 1.
+  void mbar_arrive(CtaSlot& cta, MBarrier& m, int64_t n, uint64_t c);
+  MBarrier* find_mbar(CtaSlot& cta, uint64_t addr);
+  // cp.async.bulk.tensor (sm_tma.cpp): the box as line requests through the memory system, which
+  // bypass the L1; the last one to land is one arrival on the copy's mbarrier.
+  void tma_load(uint16_t wi, uint64_t c);
+  void tma_request_done(uint16_t wi, uint64_t idx, uint64_t c);
+  // wgmma.commit_group / wgmma.wait_group N (sm_tma.cpp).
+  void wgmma_group(Warp& w, uint64_t c);
   bool cp_wait_satisfied(const Warp& w) const;
   void release(uint16_t wi, uint64_t c, SmCounter reason);
   [[noreturn]] void fail_divergent_barrier(const Warp& w, uint64_t c) const;
@@ -228,6 +247,8 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t barrier_free_ = 0;               // the SM's barrier unit: next cycle it takes an arrival (sm.barrier)
   uint64_t last_activity_ = 0;
   uint64_t outstanding_stores_ = 0;
+  std::vector<TmaCopy> tmas_;       // bulk copies in flight (slots reused: tma_free_)
+  std::vector<uint32_t> tma_free_;
   uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;
   uint64_t residency_since_ = 0;
   Sampler* sampler_ = nullptr;

@@ -32,7 +32,9 @@ void Sm::exec_tensor(Warp& w, uint64_t c) {
     throw SimulationError(warp_place(w, in.static_id) + ": this machine (" + specs_.name + ") has no " +
                           (in.op == ir::OpClass::kWgmma ? "wgmma" : "mma.sync") + " rate for dtype " +
                           std::string(ir::dtype_name(in.mma.ab)) + " (sm.tensor in the config)");
-  uint64_t flops = in.mma.flops() ? in.mma.flops() : in.flops;
+  // A warpgroup's wgmma is issued by each of its 4 warps, one per sub-partition: each warp's share is a
+  // quarter of the instruction's 2 * 64 * N * K.
+  uint64_t flops = in.op == ir::OpClass::kWgmma ? in.flops : in.mma.flops() ? in.mma.flops() : in.flops;
   // Whole cycles per mma, with the fraction carried to the next one, so that a stream of mma runs
   // at the configured rate on average (a rate of 6.7 cycles per mma costs 7, 7, 6, 7, ...).
   SubPartition& sp = sps_[w.sp];
@@ -42,6 +44,7 @@ void Sm::exec_tensor(Warp& w, uint64_t c) {
   sp.pipe_free[int(Pipe::kTensor)] = c + occupancy;
   *ctr_[kPipeBusyBase + int(Pipe::kTensor)] += occupancy;
   uint64_t ready = c + std::max<uint64_t>(latency_[int(Pipe::kTensor)], occupancy);
+  if (in.op == ir::OpClass::kWgmma) w.wg_open = std::max(w.wg_open, ready);
   for (int i = 0; i < in.n_dst; ++i) {
     uint16_t d = in.dst[i];
     if (d == ir::kNoReg) continue;
@@ -245,6 +248,8 @@ void Sm::apply_mem_done(uint64_t token, Tick when) {
   if (kind == kTokLoad) {
     for (uint64_t d : {(token >> 20) & 0xffff, (token >> 36) & 0xffff})
       if (d != ir::kNoReg) w.reg_ready[d] = c;
+  } else if (kind == kTokTma) {
+    tma_request_done(wi, token >> 20, c);
   } else {
     uint64_t idx = (token >> 20) - w.cp_base_seq;
     --w.cp_groups[idx];

@@ -36,6 +36,13 @@ void Sm::exec_sync(uint16_t wi, uint64_t c) {
     case ir::OpClass::kMbarWait:
       mbar_op(wi, c);
       break;
+    case ir::OpClass::kTmaLoad:
+      tma_load(wi, c);
+      break;
+    case ir::OpClass::kWgmmaCommit:
+    case ir::OpClass::kWgmmaWait:
+      wgmma_group(w, c);
+      break;
     default:
       break;
   }
@@ -94,15 +101,7 @@ void Sm::mbar_op(uint16_t wi, uint64_t c) {
     throw SimulationError(warp_place(w, in.static_id) + ": mbarrier at shared offset " + std::to_string(addr) +
                           " used before mbarrier.init");
   if (in.op == ir::OpClass::kMbarArrive) {
-    it->pending -= std::popcount(in.active);
-    if (it->pending > 0) return;
-    ++it->phase;
-    it->pending = it->expected;
-    for (uint16_t x : cta.warps) {
-      Warp& o = warps_[x];
-      if (o.state == WarpState::kMbarWait && o.wait_addr == addr && (it->phase & 1) != uint64_t(o.wait_arg))
-        release(x, c + 1, kStallBarrier);
-    }
+    mbar_arrive(cta, *it, std::popcount(in.active), c);
     return;
   }
   // mbarrier.try_wait.parity P: done once the phase with parity P has completed.
@@ -112,6 +111,23 @@ void Sm::mbar_op(uint16_t wi, uint64_t c) {
   w.wait_static_id = in.static_id;
   w.wait_arg = in.imm & 1;
   w.wait_addr = addr;
+}
+
+void Sm::mbar_arrive(CtaSlot& cta, MBarrier& m, int64_t n, uint64_t c) {
+  m.pending -= n;
+  if (m.pending > 0) return;
+  ++m.phase;
+  m.pending = m.expected;
+  for (uint16_t x : cta.warps) {
+    Warp& o = warps_[x];
+    if (o.state == WarpState::kMbarWait && o.wait_addr == m.addr && (m.phase & 1) != uint64_t(o.wait_arg))
+      release(x, c + 1, kStallBarrier);
+  }
+}
+
+Sm::MBarrier* Sm::find_mbar(CtaSlot& cta, uint64_t addr) {
+  auto it = std::find_if(cta.mbars.begin(), cta.mbars.end(), [&](const MBarrier& m) { return m.addr == addr; });
+  return it == cta.mbars.end() ? nullptr : &*it;
 }
 
 void Sm::release(uint16_t wi, uint64_t c, SmCounter reason) {
