@@ -95,12 +95,35 @@ GemmTile parse_tile(const std::string& s, const std::string& dtype) {
                    "unknown " + canonical_gemm_dtype(dtype) + " tile '" + s + "', expected auto or one of " + list);
 }
 
+const std::vector<GemmTile>& gemm_wgmma_menu() {
+  // {bm, bn, bk, warps_m, warps_n, stages, regs, tm, tn, cluster}: stages = what fits in 227 KB
+  static const std::vector<GemmTile> menu = {
+      {128, 256, 64, 2, 1, 4, 168, 0, 0, 2}, {128, 256, 64, 2, 1, 4, 168, 0, 0, 1},
+      {128, 192, 64, 2, 1, 5, 168, 0, 0, 2}, {128, 192, 64, 2, 1, 5, 168, 0, 0, 1},
+      {128, 128, 64, 2, 1, 6, 168, 0, 0, 2}, {128, 128, 64, 2, 1, 6, 168, 0, 0, 1},
+      {128, 64, 64, 2, 1, 8, 168, 0, 0, 2},  {128, 64, 64, 2, 1, 8, 168, 0, 0, 1},
+  };
+  return menu;
+}
+
+GemmTile parse_wgmma_tile(const std::string& s) {
+  // BMxBN (the cluster-of-2 variant) or BMxBNxC1 / xC2
+  for (const auto& t : gemm_wgmma_menu())
+    if (t.str() == s || t.str() + "xC" + std::to_string(t.cluster) == s) return t;
+  std::string list;
+  for (const auto& t : gemm_wgmma_menu()) list += (list.empty() ? "" : ", ") + t.str() + "xC" + std::to_string(t.cluster);
+  throw InputError(SourcePos{"--tile", 0, 0},
+                   "unknown warp-specialized tile '" + s + "', expected auto or one of " + list +
+                       " (BMxBN alone: the cluster of 2)");
+}
+
 GemmSchedule parse_schedule(const std::string& s) {
   if (s == "data-parallel") return GemmSchedule::kDataParallel;
   if (s == "persistent") return GemmSchedule::kPersistent;
   if (s == "split-k") return GemmSchedule::kSplitK;
+  if (s == "warp-specialized") return GemmSchedule::kWarpSpecialized;
   throw InputError(SourcePos{"--schedule", 0, 0},
-                   "unknown schedule '" + s + "', expected data-parallel, persistent or split-k");
+                   "unknown schedule '" + s + "', expected data-parallel, persistent, split-k or warp-specialized");
 }
 
 std::string schedule_name(GemmSchedule s) {
@@ -111,6 +134,8 @@ std::string schedule_name(GemmSchedule s) {
       return "persistent";
     case GemmSchedule::kSplitK:
       return "split-k";
+    case GemmSchedule::kWarpSpecialized:
+      return "warp-specialized";
   }
   return "?";
 }
@@ -125,16 +150,18 @@ int vector_elems(int64_t ld, int elem_bytes) {
 
 namespace {
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-uint32_t smem_bytes(const GemmTile& t, int elem_bytes) {
+uint32_t smem_bytes(const GemmTile& t, int elem_bytes, GemmSchedule sched) {
+  if (sched == GemmSchedule::kWarpSpecialized)  // gemm_wgmma.kir: unpadded swizzled stages, 2 mbarriers each
+    return uint32_t(t.stages * (t.bm * t.bk + t.bk * t.bn) * 2 + 16 * t.stages + 96);
   if (t.tm > 0) return uint32_t((t.bm * t.bk + t.bk * t.bn) * 4);  // gemm_fp32.kir
   // gemm_persistent.kir / gemm_splitk.kir: rows padded by 16 bytes
   if (elem_bytes == 2) return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2);
   return uint32_t(t.stages * (t.bm + t.bn) * (t.bk * elem_bytes + 16));  // K-major B: BN rows of BK
 }
 const ir::Kernel& library_kernel(int which) {
-  static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32"};
-  static std::once_flag once[3];
-  static std::unique_ptr<ir::Kernel> k[3];
+  static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma"};
+  static std::once_flag once[4];
+  static std::unique_ptr<ir::Kernel> k[4];
   std::call_once(once[which], [which] {
     k[which] = ir::parse_kernel_file(data_path(std::string("kernels_ir/lib/") + files[which] + ".kir"));
   });
@@ -162,6 +189,11 @@ nlohmann::json GemmPlan::to_json() const {
     j["tiles_per_cta_min"] = tiles_per_cta_min;
   }
   if (schedule == GemmSchedule::kSplitK) j["ksplit"] = ksplit;
+  if (schedule == GemmSchedule::kWarpSpecialized) {
+    j["cluster"] = tile.cluster;
+    j["tiles_per_cta_max"] = tiles_per_cta_max;
+    j["tiles_per_cta_min"] = tiles_per_cta_min;
+  }
   j["tile_efficiency"] = tile_efficiency;
   j["vector_bytes"] = vector_bytes;
   j["aligned"] = aligned();
@@ -186,7 +218,21 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
     throw InputError(SourcePos{"--split", 0, 0}, "--split N (N >= 1) goes with --schedule split-k");
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
-  if (!fp32) {  // the simulator would stop at the first mma.sync: say so before planning
+  const bool ws = sched == GemmSchedule::kWarpSpecialized;
+  if (ws) {
+    if (dt != "bf16")
+      throw InputError(SourcePos{"--schedule", 0, 0},
+                       "warp-specialized (gemm_wgmma.kir) is bf16 only, got dtype " + dt);
+    if (specs.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] <= 0)
+      throw InputError(SourcePos{"--schedule", 0, 0},
+                       "this machine (" + specs.name + ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no bf16 rate), "
+                       "expected a Hopper config for warp-specialized");
+    if (K % 8 != 0 || N % 8 != 0)
+      throw InputError(SourcePos{"--schedule", 0, 0},
+                       "warp-specialized needs TMA's 16-byte rows: K and N multiples of 8 bf16, got K = " +
+                           std::to_string(K) + ", N = " + std::to_string(N));
+  }
+  if (!fp32 && !ws) {  // the simulator would stop at the first mma.sync: say so before planning
     auto ir_dt = ir::parse_dtype(dt);
     if (!ir_dt || specs.sm.tensor.mma_sync_flops_per_cycle[size_t(*ir_dt)] <= 0)
       throw InputError(SourcePos{"--dtype", 0, 0},
@@ -196,15 +242,12 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   GemmPlan p;
   p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched, p.dtype = dt;
   p.tiles_m = cdiv(M, tile.bm), p.tiles_n = cdiv(N, tile.bn), p.tiles = p.tiles_m * p.tiles_n;
-  auto occ = gpu::compute_occupancy(specs.sm, specs.l1_unified_kb,
-                                    gpu::KernelShape{256, uint32_t(tile.regs), smem_bytes(tile, es)},
-                                    fp32                             ? "gemm_fp32"
-                                    : sched == GemmSchedule::kSplitK ? "gemm_splitk"
-                                                                     : "gemm_persistent",
-                                    [&] {
-                                      int which = fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
-                                      return gpu::occupancy_source(library_kernel(which));
-                                    });
+  const int which = ws ? 3 : fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
+  static const char* names[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma"};
+  auto occ = gpu::compute_occupancy(
+      specs.sm, specs.l1_unified_kb,
+      gpu::KernelShape{ws ? 128u * 3u : 256u, uint32_t(tile.regs), smem_bytes(tile, es, sched)}, names[which],
+      [&] { return gpu::occupancy_source(library_kernel(which)); });
   p.sms = specs.sm.count;
   p.ctas_per_sm = occ.ctas_per_sm;
   p.occupancy_limiter = occ.limiter;
@@ -238,6 +281,13 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
     p.waves = cdiv(items, p.wave_size);
     p.last_wave_fill = double(items - (p.waves - 1) * p.wave_size) / double(p.wave_size);
     if (sched == GemmSchedule::kSplitK) p.tiles_per_cta_min = p.tiles_per_cta_max;
+  } else if (ws) {  // work items: a cluster's tiles (cluster rows of tiles x one column)
+    const int64_t cl = std::max(tile.cluster, 1);
+    items = cdiv(p.tiles_m, cl) * p.tiles_n;
+    const int64_t clusters = std::max<int64_t>(p.wave_size / cl, 1);
+    p.grid = std::min(items, clusters) * cl;
+    p.tiles_per_cta_max = cdiv(items, p.grid / cl);
+    p.tiles_per_cta_min = items / (p.grid / cl);
   } else {
     p.grid = std::min(items, p.wave_size);
     p.tiles_per_cta_max = cdiv(items, p.grid);
@@ -249,6 +299,7 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
 const ir::Kernel& gemm_kernel() { return library_kernel(0); }
 
 const ir::Kernel& gemm_kernel(const GemmPlan& p) {
+  if (p.schedule == GemmSchedule::kWarpSpecialized) return library_kernel(3);
   if (p.dtype == "f32") return library_kernel(2);
   return library_kernel(p.schedule == GemmSchedule::kSplitK ? 1 : 0);
 }
@@ -258,6 +309,11 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
   if (p.dtype == "f32")
     return {{"M", p.M},   {"N", p.N},   {"K", p.K},       {"BM", t.bm},        {"BN", t.bn},         {"BK", t.bk},
             {"TM", t.tm}, {"TN", t.tn}, {"REGS", t.regs}, {"TILE_BASE", base}, {"TILE_COUNT", count}};
+  if (p.schedule == GemmSchedule::kWarpSpecialized)  // gemm_wgmma.kir: work items are a cluster's tiles
+    return {{"M", p.M},          {"N", p.N},          {"K", p.K},           {"BM", t.bm},      {"BN", t.bn},
+            {"BK", t.bk},        {"STAGES", t.stages}, {"CONSUMERS", 2},    {"CLUSTER", t.cluster},
+            {"GRID", std::min(count, p.grid / std::max(t.cluster, 1)) * std::max(t.cluster, 1)},
+            {"REGS", t.regs},    {"TILE_BASE", base}, {"TILE_COUNT", count}};
   // the tensor-core kernels (data-parallel, persistent, split-K) share every parameter but the
   // schedule's own: GRID for the persistent loop, PHASE for split-K's partial/reduce launches
   ir::ParamValues v = {{"M", p.M},
@@ -293,7 +349,10 @@ ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
 
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
   const bool splitk = p.schedule == GemmSchedule::kSplitK;
-  const int64_t items = splitk ? p.tiles * p.ksplit : p.tiles;
+  const int64_t cl = std::max(p.tile.cluster, 1);
+  const int64_t items = splitk                                          ? p.tiles * p.ksplit
+                        : p.schedule == GemmSchedule::kWarpSpecialized ? cdiv(p.tiles_m, cl) * p.tiles_n
+                                                                        : p.tiles;
   const ir::Kernel& kernel = gemm_kernel(p);
   GemmTiming r;
   auto l2rd = [](const gpu::KernelResult& k) {

@@ -21,8 +21,16 @@ struct GemmTile {
   int stages = 3;
   int regs = 232;      // registers per thread, as the matching CUTLASS/cuBLAS kernel (ptxas)
   int tm = 0, tn = 0;  // f32 CUDA-core tiles: rows and columns of C per thread (0: a tensor-core tile)
+  int cluster = 1;     // warp-specialized (gemm_wgmma.kir): CTAs per cluster sharing B by TMA multicast
   std::string str() const { return std::to_string(bm) + "x" + std::to_string(bn); }
 };
+// Hopper's warp-specialized TMA + wgmma tiles (gemm_wgmma.kir; bf16; 384 threads: a producer and two
+// consumer warpgroups, BK = 64, as many stages as fit in 227 KB of shared memory), each with and without
+// a cluster of 2. Registers 168 per thread: the nvjet_sm90 kernels' count (validation/data/h100/b45/
+// kernels_picked.csv, ncu's launch__registers_per_thread).
+const std::vector<GemmTile>& gemm_wgmma_menu();
+// "128x256" (the cluster-of-2 variant), "128x256xC1" or "128x256xC2"; InputError otherwise.
+GemmTile parse_wgmma_tile(const std::string& s);
 // The tiles `--tile auto` tries for a dtype (bf16, f16, tf32, e4m3: tensor-core mma.sync, the same
 // shapes with BK = 64 bytes of K; f32: CUDA-core FFMA); parse_tile("256x128", dtype) picks one of
 // them by shape.
@@ -46,7 +54,8 @@ int gemm_dt_param(const std::string& dtype);
 // True when B is K-major ([N, K], the TN layout): tf32 and e4m3 (gemm_persistent.kir's fragments).
 bool gemm_b_k_major(const std::string& dtype);
 
-enum class GemmSchedule { kDataParallel, kPersistent, kSplitK };
+// kWarpSpecialized: gemm_wgmma.kir (Hopper: TMA + wgmma, persistent, one CTA per SM, clusters).
+enum class GemmSchedule { kDataParallel, kPersistent, kSplitK, kWarpSpecialized };
 GemmSchedule parse_schedule(const std::string& s);
 std::string schedule_name(GemmSchedule s);
 
@@ -75,7 +84,8 @@ struct GemmPlan {
 // split (split-k only): K slices per tile; 0 lets the planner choose (enough slices to fill one
 // wave, at least 4 BK steps per slice). dtype "f32" plans gemm_fp32.kir (data-parallel only); split-k
 // is bf16 only (gemm_splitk.kir). A tensor-core dtype the config has no mma.sync rate for is an
-// InputError.
+// InputError. warp-specialized (gemm_wgmma.kir) is bf16 on a config with a wgmma rate, with TMA's
+// alignment (K and N multiples of 8 elements: 16-byte rows), else an InputError saying which rule.
 GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule schedule,
                    int64_t split = 0, const std::string& dtype = "bf16");
 

@@ -111,10 +111,11 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   GemmSchedule sched = parse_schedule(req.schedule);
   std::vector<GemmTile> tiles;
   const std::string tile = !req.tile.empty() ? req.tile : default_gemm_tile(req.dtype);
+  const bool ws = sched == GemmSchedule::kWarpSpecialized;
   if (tile == "auto")
-    tiles = gemm_tile_menu(req.dtype);
+    tiles = ws ? gemm_wgmma_menu() : gemm_tile_menu(req.dtype);
   else
-    tiles = {parse_tile(tile, req.dtype)};
+    tiles = {ws ? parse_wgmma_tile(tile) : parse_tile(tile, req.dtype)};
   GemmPlan best;
   GemmTiming best_t;
   nlohmann::json tried = nlohmann::json::array();
@@ -172,18 +173,19 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   r.json["suggestions"] = sugg;
   std::ostringstream o;
   char buf[256];
+  const char* engine = req.dtype == "f32" ? "CUDA-core FFMA" : ws ? "TMA + wgmma, gemm_wgmma.kir" : "tensor-core mma.sync";
   std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld %s (%s), tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
-                (long long)req.K, req.dtype.c_str(), req.dtype == "f32" ? "CUDA-core FFMA" : "tensor-core mma.sync",
-                best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
+                (long long)req.K, req.dtype.c_str(), engine, best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
   o << buf;
   std::snprintf(buf, sizeof buf,
                 "  tiles %lld (%lld x %lld)  ctas/SM %u (%s)  wave size %lld  waves %lld  last wave fill %.2f\n",
                 (long long)best.tiles, (long long)best.tiles_m, (long long)best.tiles_n, best.ctas_per_sm,
                 best.occupancy_limiter.c_str(), (long long)best.wave_size, (long long)best.waves, best.last_wave_fill);
   o << buf;
-  if (sched == GemmSchedule::kPersistent) {
-    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, tiles per CTA %lld..%lld\n", (long long)best.grid,
-                  (long long)best.tiles_per_cta_min, (long long)best.tiles_per_cta_max);
+  if (sched == GemmSchedule::kPersistent || ws) {
+    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, %s per CTA %lld..%lld%s\n", (long long)best.grid,
+                  "tiles", (long long)best.tiles_per_cta_min,
+                  (long long)best.tiles_per_cta_max, ws && best.tile.cluster > 1 ? " (clusters of 2 CTAs: B multicast)" : "");
     o << buf;
   } else if (sched == GemmSchedule::kSplitK) {
     std::snprintf(
