@@ -35,7 +35,7 @@ import json, sys
 m, n, k, meas, cmd, rev, host, j = sys.argv[1:]
 j = json.loads(j)
 p = j["time_us"]
-err = f"{(float(meas) / p - 1) * 100:.1f}" if meas else ""
+err = f"{(p / float(meas) - 1) * 100:.1f}" if meas else ""  # on throughput: measured / simulated - 1
 print(f"{m},{n},{k},{meas},{p:.3f},{err},{cmd},{j.get('kernel', 'gemm_persistent')},{j.get('tile', '')},{j.get('schedule', '')},{rev},{float(host):.1f}")
 PY
   tail -1 "$OUT"
