@@ -13,6 +13,7 @@ Runner add_run(CLI::App& app);
 Runner add_check(CLI::App& app);
 Runner add_trace(CLI::App& app);
 Runner add_waves(CLI::App& app);
+Runner add_gemm(CLI::App& app);
 Runner add_workload(CLI::App& app);
 Runner add_compare(CLI::App& app);
 Runner add_roofline(CLI::App& app);

@@ -37,6 +37,9 @@ std::unique_ptr<CliApp> make_cli_app() {
   reg("trace", "print one warp's dynamic instructions with masks, addresses, sectors, lines and bank wavefronts",
       add_trace);
   reg("waves", "tiles, waves, tile efficiency and alignment of a GEMM shape, with padded alternatives", add_waves);
+  reg("gemm",
+      "pick a GEMM kernel (tile, schedule, split) as a library's heuristic would, say why, and simulate the pick",
+      add_gemm);
   reg("workload", "run a workload's kernels in order: time and share per kernel, bytes, FLOPs, bound", add_workload);
   reg("compare", "the same workload on several machines (GPU and TPU configs) side by side", add_compare);
   reg("roofline", "attained ridge point per dtype from the model's own microbenchmarks, and each kernel's place (P2)",
@@ -125,8 +128,8 @@ CommandResult run_command(const std::vector<std::string>& argv_in) {
   if (sub == "sweep" || sub == "merge") {
     if (!has_option(argv, "--csv")) argv.insert(argv.end(), {"--csv", out_path = temp_path(".csv")});
     if (sub == "sweep" && !has_option(argv, "--no-progress")) argv.push_back("--no-progress");
-  } else if (sub == "run" || sub == "waves" || sub == "workload" || sub == "compare" || sub == "roofline" ||
-             sub == "calibrate" || sub == "validate") {
+  } else if (sub == "run" || sub == "waves" || sub == "gemm" || sub == "workload" || sub == "compare" ||
+             sub == "roofline" || sub == "calibrate" || sub == "validate") {
     if (!has_option(argv, "--json")) argv.insert(argv.end(), {"--json", out_path = temp_path(".json")});
   }
 
