@@ -29,7 +29,7 @@ int64_t parse_dim(const std::string& name, const std::string& s) {
 
 nlohmann::json candidate_json(const analytic::GemmCandidate& c, bool pick) {
   const auto& p = c.plan;
-  nlohmann::json j = {{"tile", p.tile.str()},
+  nlohmann::json j = {{"tile", p.tile_name()},
                       {"schedule", analytic::schedule_name(p.schedule)},
                       {"split", p.ksplit},
                       {"kernel", analytic::gemm_kernel_file(p)},
@@ -94,7 +94,7 @@ Runner add_gemm(CLI::App& app) {
     j["hw"] = hw_name;
     j["m"] = M, j["n"] = N, j["k"] = K, j["dtype"] = dtype;
     j["kernel"] = analytic::gemm_kernel_file(p);
-    j["tile"] = p.tile.str();
+    j["tile"] = p.tile_name();
     j["schedule"] = analytic::schedule_name(p.schedule);
     j["split"] = p.ksplit;
     j["stages"] = p.tile.stages;
@@ -131,7 +131,7 @@ Runner add_gemm(CLI::App& app) {
          (long long)M, (long long)N, (long long)K, dtype.c_str(), hw_name.c_str(), s.candidates.size(),
          s.autotune ? "the best 3 simulated" : "the best simulated");
     line("  pick      %s, tile %s (BK %d, %d stages), %s, split %lld\n", j["kernel"].get<std::string>().c_str(),
-         p.tile.str().c_str(), p.tile.bk, p.tile.stages, analytic::schedule_name(p.schedule).c_str(),
+         p.tile_name().c_str(), p.tile.bk, p.tile.stages, analytic::schedule_name(p.schedule).c_str(),
          (long long)p.ksplit);
     line("            ctas/SM %u (%s)  waves %lld  last wave fill %.2f  tile efficiency %.3f  vector bytes %d (%s)\n",
          p.ctas_per_sm, p.occupancy_limiter.c_str(), (long long)p.waves, p.last_wave_fill, p.tile_efficiency,
@@ -147,14 +147,14 @@ Runner add_gemm(CLI::App& app) {
       line("  sampling  %.1f%% of the warp instructions simulated, estimated error %.2f%% (--exact simulates all)\n",
            100.0 * t.fraction_simulated, t.estimated_error_pct);
     text += "candidates, best score first (* the pick, s simulated):\n";
-    line("    %-8s %-13s %5s %9s %9s %5s %5s  %s\n", "tile", "schedule", "split", "score_us", "sim_us", "waves", "fill",
+    line("    %-10s %-16s %5s %9s %9s %5s %5s  %s\n", "tile", "schedule", "split", "score_us", "sim_us", "waves", "fill",
          "why");
     for (size_t i = 0; i < s.candidates.size(); ++i) {
       const auto& c = s.candidates[i];
       char simbuf[32] = "-";
       if (c.simulated) std::snprintf(simbuf, sizeof simbuf, "%.2f", c.timing.time_us);
-      line("  %c%c%-8s %-13s %5lld %9.2f %9s %5lld %5.2f  %s\n", i == s.pick ? '*' : ' ', c.simulated ? 's' : ' ',
-           c.plan.tile.str().c_str(), analytic::schedule_name(c.plan.schedule).c_str(), (long long)c.plan.ksplit,
+      line("  %c%c%-10s %-16s %5lld %9.2f %9s %5lld %5.2f  %s\n", i == s.pick ? '*' : ' ', c.simulated ? 's' : ' ',
+           c.plan.tile_name().c_str(), analytic::schedule_name(c.plan.schedule).c_str(), (long long)c.plan.ksplit,
            c.score_us, simbuf, (long long)c.plan.waves, c.plan.last_wave_fill, c.why.c_str());
     }
     if (!o->json.empty()) write_output(o->json, j.dump(2) + "\n");

@@ -10,7 +10,7 @@ G=$1 HW=$2 DIR=$3; shift 3
 SHAPES=("$@")
 [ ${#SHAPES[@]} -gt 0 ] || SHAPES=(1792x1792x1792 1793x1793x1793 2048x2048x2048 2049x2049x2049 3072x3072x3072 4096x4096x4096 8192x50304x768 8192x50257x768)
 OUT=$DIR/first_shot_gemm.csv
-REV=$(git rev-parse --short HEAD)
+REV=${GTSIM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 if "$G" --help | grep -qE "^  gemm "; then CMD=gemm; else CMD=waves; fi
 [ -f "$OUT" ] || echo "m,n,k,measured_us,predicted_us,error_pct,command,kernel,tile,schedule,commit,host_s" > "$OUT"
 for s in "${SHAPES[@]}"; do

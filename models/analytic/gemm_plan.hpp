@@ -77,6 +77,10 @@ struct GemmPlan {
   int vec_a = 8, vec_b = 8;  // elements per global load of A rows (K) and B rows (N; K-major B: K)
   int vector_bytes = 16;     // the narrower of the two, in bytes
   bool aligned() const { return vector_bytes >= 16; }
+  // The tile as the commands name it: BMxBN, and for warp-specialized plans its cluster, BMxBNxC2.
+  std::string tile_name() const {
+    return schedule == GemmSchedule::kWarpSpecialized ? tile.str() + "xC" + std::to_string(tile.cluster) : tile.str();
+  }
   nlohmann::json to_json() const;
 };
 

@@ -24,6 +24,7 @@ constexpr double kThreads = 256;  // every kernel of the GEMM menu runs 256 thre
 // The machine's rates the score reads, once per ranking (all from the config).
 struct SelectRates {
   double sm_flops = 0;    // flops/s of one SM for the dtype: config_peak_flops / SMs
+  double wgmma_flops = 0; // flops/s of one SM's wgmma (bf16; 0 without): wgmma_flops_per_cycle x sm_mhz_tensor
   double mhz = 0;         // the SM clock the kernel runs at (tensor kernels: clocks.sm_mhz_tensor)
   double l2_bps = 0;      // L2 -> SMs, all of them: slices x bytes per slice (or the SM groups' links)
   double port_bps = 0;    // L2 -> one SM: its crossbar port (or its share of its group's link)
@@ -43,6 +44,7 @@ SelectRates read_rates(const ConfigNode& hw, const std::string& dt) {
   const auto ir_dt = ir::parse_dtype(dt);
   r.sm_flops = ir_dt ? config_peak_flops(hw, *ir_dt) / double(g.sm.count) : 0;
   r.mhz = tensor ? g.clocks.sm_mhz_tensor : g.clocks.sm_mhz;  // the L2 and crossbar run on it too
+  if (ir_dt) r.wgmma_flops = g.sm.tensor.wgmma_flops_per_cycle[size_t(*ir_dt)] * g.clocks.sm_mhz_tensor * 1e6;
   const double hz = r.mhz * 1e6;
   double l2 = double(m.l2.slices) * m.l2.bytes_per_cycle_per_slice, port = m.noc.bytes_per_cycle_per_sm;
   if (m.noc.sms_per_group > 0 && m.noc.bytes_per_cycle_per_group > 0) {
@@ -87,22 +89,27 @@ std::string fmt_num(const char* f, double a, double b = 0, double c = 0) {
 //   reduce   split-k: one more launch reading the K slices' fp32 partials and writing C, at the L2
 //            rate when the workspace fits the L2, else the HBM's
 //   score    launches x launch overhead + max(compute, L2, DRAM) + loads + reduce
+//   warp-specialized (gemm_wgmma.kir): one CTA per SM loops over tiles_per_cta_max tiles (R), at the
+//            SM's wgmma rate; a cluster of 2 reads B once for its two tiles (TMA multicast): the
+//            L2 bytes per tile are (BM + BN / cluster) Kp x element bytes.
 GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
   GemmCandidate c;
   c.plan = p;
   const bool splitk = p.schedule == GemmSchedule::kSplitK && p.ksplit > 1;
+  const bool warp_spec = p.schedule == GemmSchedule::kWarpSpecialized;
   const int es = gemm_elem_bytes(p.dtype), ob = out_bytes(p.dtype);
   const int64_t items = p.tiles * (p.schedule == GemmSchedule::kSplitK ? p.ksplit : 1);
   const int64_t ksteps = ceil_div(p.K, p.tile.bk);
   const double kp = double(splitk ? ceil_div(ksteps, p.ksplit) : ksteps) * p.tile.bk;
   const double bm = p.tile.bm, bn = p.tile.bn, mn = double(p.M) * double(p.N);
-  const double item_flops = 2.0 * bm * bn * kp, item_bytes = (bm + bn) * kp * es;
+  const double item_flops = 2.0 * bm * bn * kp, item_bytes = (bm + bn / (warp_spec ? p.tile.cluster : 1)) * kp * es;
   const double ws = splitk ? double(p.ksplit) * mn * 4 : 0;  // fp32 partials
-  c.rounds = ceil_div(items, int64_t(p.sms));
+  c.rounds = warp_spec ? p.tiles_per_cta_max : ceil_div(items, int64_t(p.sms));
   c.round_fill = double(items) / (double(c.rounds) * double(p.sms));
   const double R = double(c.rounds);
   c.launch_us = r.launch_us * (splitk ? 2 : 1);
-  c.compute_us = r.sm_flops > 0 ? R * item_flops / r.sm_flops * 1e6 : 0;
+  const double flops_per_s = warp_spec ? r.wgmma_flops : r.sm_flops;
+  c.compute_us = flops_per_s > 0 ? R * item_flops / flops_per_s * 1e6 : 0;
   c.l2_us = std::max(R * item_bytes / r.port_bps, (double(items) * item_bytes + ws) / r.l2_bps) * 1e6;
   c.dram_us = ((double(p.M) * double(p.K) + double(p.K) * double(p.N)) * es + mn * ob) / r.hbm_bps * 1e6;
   const double va = double(p.vec_a) * es, vb = double(p.vec_b) * es;  // bytes per load of A rows, B rows
@@ -122,6 +129,10 @@ GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
                   std::to_string(p.sms) + " SMs fill " + fmt_num("%.2f of %.0f rounds", double(items) / p.sms, R) +
                   ", " + std::to_string(p.waves) + (p.waves == 1 ? " wave" : " waves") +
                   fmt_num(" (last %.0f%% full)", 100 * p.last_wave_fill);
+  if (warp_spec)
+    w += "; TMA + wgmma, " + std::to_string(p.grid) + " CTAs loop over " + std::to_string(p.tiles_per_cta_min) + ".." +
+         std::to_string(p.tiles_per_cta_max) + " tiles" +
+         (p.tile.cluster > 1 ? ", clusters of " + std::to_string(p.tile.cluster) + " share B (multicast)" : "");
   if (p.schedule == GemmSchedule::kPersistent)
     w += p.grid == p.tiles ? "; persistent = data-parallel here (one tile per CTA)"
                            : "; " + std::to_string(p.grid) + " CTAs loop over " + std::to_string(p.tiles_per_cta_min) +
@@ -137,7 +148,10 @@ GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
 }
 
 int schedule_order(GemmSchedule s) {
-  return s == GemmSchedule::kDataParallel ? 0 : s == GemmSchedule::kPersistent ? 1 : 2;
+  return s == GemmSchedule::kWarpSpecialized ? -1
+         : s == GemmSchedule::kDataParallel  ? 0
+         : s == GemmSchedule::kPersistent    ? 1
+                                             : 2;
 }
 
 // True when two plans launch the same program: persistent with a grid of one tile per CTA is the
@@ -153,6 +167,7 @@ bool same_launch(const GemmPlan& a, const GemmPlan& b) {
 }  // namespace
 
 std::string gemm_kernel_file(const GemmPlan& p) {
+  if (p.schedule == GemmSchedule::kWarpSpecialized) return "gemm_wgmma.kir";
   if (p.dtype == "f32") return "gemm_fp32.kir";
   return p.schedule == GemmSchedule::kSplitK ? "gemm_splitk.kir" : "gemm_persistent.kir";
 }
@@ -176,6 +191,11 @@ std::vector<GemmCandidate> rank_gemm_candidates(const ConfigNode& hw, int64_t M,
       return std::nullopt;
     }
   };
+  // Hopper's own kernels (TMA + wgmma) where the machine has wgmma and TMA's 16-byte rows hold, as
+  // cuBLAS runs its nvjet_sm90 kernels on aligned shapes and its align1 mma.sync kernels otherwise.
+  const auto g = gpu::GpuSpecs::parse(hw);
+  if (dt == "bf16" && g.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] > 0 && K % 8 == 0 && N % 8 == 0)
+    for (const auto& t : gemm_wgmma_menu()) add(t, GemmSchedule::kWarpSpecialized);
   for (const auto& t : gemm_tile_menu(dt)) {
     auto dp = add(t, GemmSchedule::kDataParallel);
     add(t, GemmSchedule::kPersistent);
@@ -216,7 +236,7 @@ GemmSelection select_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K,
     if (s.candidates[i].timing.time_us < s.candidates[s.pick].timing.time_us) s.pick = i;
   const GemmCandidate& c = s.candidates[s.pick];
   s.plan = c.plan, s.timing = c.timing;
-  const std::string name = c.plan.tile.str() + " " + schedule_name(c.plan.schedule) +
+  const std::string name = c.plan.tile_name() + " " + schedule_name(c.plan.schedule) +
                            (c.plan.schedule == GemmSchedule::kSplitK ? " split " + std::to_string(c.plan.ksplit) : "");
   if (!autotune) {
     s.reason = "best analytic score of " + std::to_string(s.candidates.size()) + " candidates (" + name +

@@ -4,15 +4,19 @@
 Run on the device machine by validation/cuda/run_library.sh; writes into DIR (argv[1]):
   device.json          the GPU's properties, driver, runtime, torch/cuBLAS versions, date
   cublas_square.csv    every n from N0 to N1 (argv[2:4], default 64..4096): C = A @ B, all n x n bf16
-                       row-major (cuBLAS sees the transposed product, "NN"), random normal operands,
-                       the L2 hot (the same operands every repeat); mean of R repeats timed by CUDA
-                       events around the loop after 3 warm-ups, R chosen so a timed loop lasts >= 2 ms
+                       row-major (cuBLAS sees the transposed product, "NN"), random normal operands.
+                       time_us: GPU time per GEMM, from a CUDA graph of R launches replayed (no host
+                       launch cost) and timed by CUDA events, R chosen so a replay lasts >= 2 ms;
+                       the graph rotates through enough operand copies to span twice the L2 (each
+                       launch finds the L2 the launches before it left on other buffers: cold
+                       operands); time_us_hot: the same graph on one set of operands (the L2 hot).
+                       (b45 timed a loop of eager calls instead: host-bound below n ~ 1700.)
   cublas_shapes.csv    LLM, non-square and skinny shapes, as y = x @ W^T (torch.nn.functional.linear,
                        x M x K, W N x K): the form of a transformer's projections and lm_head
   attention.csv        scaled_dot_product_attention per backend (flash, efficient, cudnn; bf16,
                        non-causal) and eager PyTorch's naive attention (QK^T, scale, cast to f32,
                        softmax, cast back, PV: six kernels), B = 2, H = 16, T = 512..8192, d = 64, 128
-  cold_sample.csv      a sample of square n timed with the L2 flushed before each launch (a 256 MB write)
+  cold_sample.csv      a sample of square n timed eagerly with the L2 flushed before each launch
 Each CSV row carries the time in microseconds and the throughput in TFLOP/s (2*M*N*K per GEMM;
 4*B*H*T*T*d per attention forward).
 """
@@ -29,6 +33,7 @@ torch.manual_seed(0)
 
 
 def timed(fn, min_ms=2.0, warm=3, max_reps=2000):
+    """Eager launches in a loop (host launch cost included)."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
@@ -41,6 +46,33 @@ def timed(fn, min_ms=2.0, warm=3, max_reps=2000):
         fn()
     e.record(); torch.cuda.synchronize()
     return s.elapsed_time(e) * 1000.0 / reps, reps
+
+
+def graphed(fns, min_ms=2.0, max_reps=4000, min_reps=8):
+    """GPU time per call of a CUDA graph that calls fns[0], fns[1], ... in turn R times in all."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for f in fns:
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); fns[0](); e.record(); torch.cuda.synchronize()
+    one = max(s.elapsed_time(e), 1e-3)
+    reps = int(min(max_reps, max(len(fns), min_reps, math.ceil(min_ms / one))))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(reps):
+            fns[i % len(fns)]()
+    g.replay(); torch.cuda.synchronize()
+    best = None
+    for _ in range(3):
+        s.record(); g.replay(); e.record(); torch.cuda.synchronize()
+        t = s.elapsed_time(e) * 1000.0 / reps
+        best = t if best is None else min(best, t)
+    del g
+    return best, reps
 
 
 def device_json():
@@ -68,15 +100,19 @@ def write(name, header, rows):
 def square_curve():
     rows = []
     t0 = time.time()
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     for n in range(n0, n1 + 1):
-        a = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
-        b = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
-        c = torch.empty(n, n, device=dev, dtype=torch.bfloat16)
-        us, reps = timed(lambda: torch.matmul(a, b, out=c))
-        rows.append([n, n, n, f"{us:.3f}", f"{2.0 * n ** 3 / us / 1e6:.2f}", reps])
+        copies = int(min(64, max(1, math.ceil(2 * l2 / (3 * n * n * 2)))))
+        sets = [tuple(torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2)) +
+                (torch.empty(n, n, device=dev, dtype=torch.bfloat16),) for _ in range(copies)]
+        fns = [(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) for a, b, c in sets]
+        us, reps = graphed(fns)
+        hot, _ = graphed(fns[:1])
+        rows.append([n, n, n, f"{us:.3f}", f"{2.0 * n ** 3 / us / 1e6:.2f}", f"{hot:.3f}", copies, reps])
         if n % 512 == 0:
-            print(f"square n={n} {us:.1f} us {2.0 * n ** 3 / us / 1e6:.1f} TFLOP/s ({time.time() - t0:.0f} s)", flush=True)
-    write("cublas_square.csv", ["m", "n", "k", "time_us", "tflops", "repeats"], rows)
+            print(f"square n={n} {us:.1f} us (hot {hot:.1f}) {2.0 * n ** 3 / us / 1e6:.1f} TFLOP/s ({time.time() - t0:.0f} s)", flush=True)
+        del sets, fns
+    write("cublas_square.csv", ["m", "n", "k", "time_us", "tflops", "time_us_hot", "operand_copies", "repeats"], rows)
 
 
 SHAPES = [  # (label, M, N, K)
@@ -95,8 +131,10 @@ def shapes():
     for label, m, n, k in SHAPES:
         x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
         w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
-        us, reps = timed(lambda: F.linear(x, w))
+        y = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+        us, reps = graphed([lambda: torch.matmul(x, w.t(), out=y)])
         rows.append([label, m, n, k, f"{us:.3f}", f"{2.0 * m * n * k / us / 1e6:.2f}", reps])
+        del x, w, y
         print(f"{label} {m}x{n}x{k}: {us:.1f} us {2.0 * m * n * k / us / 1e6:.1f} TFLOP/s", flush=True)
     write("cublas_shapes.csv", ["label", "m", "n", "k", "time_us", "tflops", "repeats"], rows)
 
@@ -123,12 +161,12 @@ def attention():
             for name, be in backends:
                 try:
                     with sdpa_kernel([be]):
-                        us, reps = timed(lambda: F.scaled_dot_product_attention(q, k, v))
+                        us, reps = graphed([lambda: F.scaled_dot_product_attention(q, k, v)])
                     rows.append([f"sdpa_{name}", B, H, T, d, f"{us:.3f}", f"{flops / us / 1e6:.2f}", reps])
                 except Exception as ex:  # a backend this build or shape does not have
                     rows.append([f"sdpa_{name}", B, H, T, d, "", "", f"unavailable: {type(ex).__name__}"])
             scale = 1.0 / math.sqrt(d)
-            us, reps = timed(lambda: naive_attention(q, k, v, scale))
+            us, reps = graphed([lambda: naive_attention(q, k, v, scale)], min_ms=1.0, max_reps=50, min_reps=2)
             rows.append(["naive_pytorch", B, H, T, d, f"{us:.3f}", f"{flops / us / 1e6:.2f}", reps])
             print(f"attention T={T} d={d}: " + ", ".join(f"{r[0]} {r[5]} us" for r in rows[-4:]), flush=True)
             del q, k, v
