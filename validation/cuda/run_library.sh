@@ -17,7 +17,7 @@ device_info
 GT=${2:-}
 FS_PID=
 if [ -n "$GT" ] && [ -x "$GT/bin/gtsim" ]; then  # the model's first shot, on the CPU cores, beside the GPU work
-  export LD_LIBRARY_PATH=$GT/lib:${LD_LIBRARY_PATH:-}
+  export LD_LIBRARY_PATH=$GT/lib:${LD_LIBRARY_PATH:-} GTSIM_DATA=$PWD GTSIM_COMMIT=${GTSIM_COMMIT:-unknown}
   "$GT/bin/gtsim" --version || true
   FS_SHAPES=${FS_SHAPES:-}
   ( mkdir -p /tmp/fs && cd /tmp/fs && for s in $FS_SHAPES; do echo "$s"; done |
@@ -37,7 +37,7 @@ if [ -f validation/cuda/gemm_wgmma_twin.cu ]; then
   }
   pack
 fi
-run timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,dram__bytes_read.sum,dram__bytes_write.sum \
+[ "${NCU:-1}" = 1 ] && run timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,dram__bytes_read.sum,dram__bytes_write.sum \
   --csv --log-file "$D/ncu_library.csv" python3 validation/cuda/library_ncu.py > "$D/problems.csv" 2> "$D/ncu_library.err"
 tail -c 400 "$D/ncu_library.err"; wc -l "$D/ncu_library.csv" "$D/problems.csv"
 pack
