@@ -21,7 +21,7 @@ if [ -n "$GT" ] && [ -x "$GT/bin/gtsim" ]; then  # the model's first shot, on th
   "$GT/bin/gtsim" --version || true
   FS_SHAPES=${FS_SHAPES:-}
   ( mkdir -p /tmp/fs && cd /tmp/fs && for s in $FS_SHAPES; do echo "$s"; done |
-      xargs -P 14 -I{} sh -c 'mkdir -p /tmp/fs/{} && cd /tmp/fs/{} && timeout 420 bash '"$PWD"'/validation/library_first_shot.sh '"$GT"'/bin/gtsim '"$PWD"'/hw_configs/h100-sxm.yaml /tmp/fs/{} {} > log 2>&1' ) &
+      xargs -P 14 -I{} sh -c 'mkdir -p /tmp/fs/{} && cd /tmp/fs/{} && timeout ${FS_TIMEOUT:-240} bash '"$PWD"'/validation/library_first_shot.sh '"$GT"'/bin/gtsim '"$PWD"'/hw_configs/h100-sxm.yaml /tmp/fs/{} {} > log 2>&1' ) &
   FS_PID=$!
 fi
 run python3 validation/cuda/library_batch.py "$D"
