@@ -148,22 +148,26 @@ TEST(GemmSelect, EveryCandidateCanLaunch) {
         Case{"a100-40gb.yaml", 2048, 2048, 512, "tf32"}, Case{"a100-40gb.yaml", 1000, 1000, 1000, "f32"}}) {
     const auto c = rank(k.hw, k.M, k.N, k.K, k.dtype);
     ASSERT_FALSE(c.empty()) << k.hw << " " << k.dtype;
-    size_t plain = 0;
+    size_t plain = 0, ws = 0;
     for (const auto& x : c) {
       EXPECT_GT(x.plan.ctas_per_sm, 0u) << k.hw << " " << x.plan.tile.str();
       EXPECT_GT(x.score_us, 0);
       EXPECT_LT(x.score_us, 1e9);
       EXPECT_FALSE(x.why.empty());
       EXPECT_EQ(x.plan.dtype, analytic::canonical_gemm_dtype(k.dtype));
-      if (x.plan.schedule == GemmSchedule::kSplitK) {
+      if (x.plan.schedule == GemmSchedule::kSplitK || x.plan.schedule == GemmSchedule::kWarpSpecialized) {
         EXPECT_EQ(x.plan.dtype, "bf16");
+        ws += x.plan.schedule == GemmSchedule::kWarpSpecialized;
       } else {
         ++plain;
       }
     }
-    // f32 runs data-parallel only (gemm_fp32.kir); the tensor-core dtypes both schedules
+    // f32 runs data-parallel only (gemm_fp32.kir); the tensor-core dtypes both schedules; Hopper's bf16
+    // also the warp-specialized menu (1024^3 is aligned)
     const size_t menu = analytic::gemm_tile_menu(k.dtype).size();
     EXPECT_EQ(plain, std::string(k.dtype) == "f32" ? menu : 2 * menu) << k.hw << " " << k.dtype;
+    const bool hopper_bf16 = std::string(k.hw) != "a100-40gb.yaml" && std::string(k.dtype) == "bf16";
+    EXPECT_EQ(ws, hopper_bf16 ? analytic::gemm_wgmma_menu().size() : 0u) << k.hw << " " << k.dtype;
     for (size_t i = 1; i < c.size(); ++i) EXPECT_LE(c[i - 1].score_us, c[i].score_us);
   }
   EXPECT_THROW(rank("a100-40gb.yaml", 1024, 1024, 1024, "e4m3"), InputError);  // no fp8 mma.sync on Ampere
@@ -222,6 +226,63 @@ TEST(GemmSelect, AutotuneSimulatesTheBestThreeAndKeepsTheFastest) {
   EXPECT_EQ(sims, std::min<size_t>(3, at.candidates.size()));
   EXPECT_TRUE(at.candidates[at.pick].simulated);
   EXPECT_NE(at.reason.find("autotune"), std::string::npos);
+}
+
+
+// On Hopper, cuBLAS runs aligned GEMMs on its TMA + wgmma kernels (nvjet_sm90_*: warp-specialized,
+// persistent, clusters; validation/data/h100/b45/kernels_picked.csv) and sends a leading dimension that
+// breaks TMA's 16-byte rows to its align1 mma.sync kernels; on Ampere there is no wgmma at all.
+TEST(GemmSelect, OnHopperAnAlignedGemmRunsTheWarpSpecializedTmaWgmmaKernel) {
+  const auto c = rank("h100-sxm.yaml", 4096, 4096, 4096);
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c[0].plan.schedule, GemmSchedule::kWarpSpecialized) << c[0].why;
+  EXPECT_EQ(analytic::gemm_kernel_file(c[0].plan), "gemm_wgmma.kir");
+  // scored at the wgmma rate: its compute term is below every mma.sync candidate's of the same tile
+  for (const auto& x : c) {
+    if (x.plan.schedule == GemmSchedule::kDataParallel && x.plan.tile.str() == c[0].plan.tile.str()) {
+      EXPECT_LT(c[0].compute_us, x.compute_us);
+    }
+  }
+}
+
+TEST(GemmSelect, ALeadingDimensionThatBreaksTmasSixteenByteRowsFallsBackToMmaSync) {
+  for (int64_t n : {4095, 2049, 1796}) {  // N and K: odd, odd, a multiple of 4 but not of 8
+    const auto c = rank("h100-sxm.yaml", n, n, n);
+    ASSERT_FALSE(c.empty());
+    for (const auto& x : c) EXPECT_NE(x.plan.schedule, GemmSchedule::kWarpSpecialized) << n;
+    EXPECT_LT(c[0].plan.vector_bytes, 16) << n;
+  }
+  // M is no leading dimension (row-major C and A rows are K long): an odd M keeps TMA
+  EXPECT_EQ(rank("h100-sxm.yaml", 4095, 4096, 4096)[0].plan.schedule, GemmSchedule::kWarpSpecialized);
+}
+
+TEST(GemmSelect, AnAmpereMachineHasNoWarpSpecializedCandidate) {
+  for (const auto& x : rank("a100-40gb.yaml", 4096, 4096, 4096))
+    EXPECT_NE(x.plan.schedule, GemmSchedule::kWarpSpecialized);
+  const auto hw = machine("a100-40gb.yaml");
+  EXPECT_THROW(analytic::plan_gemm(*hw, 4096, 4096, 4096, analytic::gemm_wgmma_menu()[0],
+                                   GemmSchedule::kWarpSpecialized),
+               InputError);
+}
+
+// A cluster of two CTAs reads each B box once through the L2 and multicasts it: per tile of BM x BN,
+// (BM + BN / 2) x K elements instead of (BM + BN) x K.
+TEST(GemmSelect, AClusterOfTwoChargesTheL2HalfOfTheSharedOperand) {
+  const auto hw = machine("h100-sxm.yaml");
+  analytic::GemmTile c1, c2;
+  for (const auto& t : analytic::gemm_wgmma_menu()) {
+    if (t.str() != "128x256") continue;
+    (t.cluster == 1 ? c1 : c2) = t;
+  }
+  double l2_1 = 0, l2_2 = 0;
+  for (const auto& x : rank("h100-sxm.yaml", 8192, 8192, 8192)) {
+    if (x.plan.schedule != GemmSchedule::kWarpSpecialized || x.plan.tile.str() != "128x256") continue;
+    (x.plan.tile.cluster == 1 ? l2_1 : l2_2) = x.l2_us;
+  }
+  ASSERT_GT(l2_1, 0);
+  ASSERT_GT(l2_2, 0);
+  EXPECT_NEAR(l2_2 / l2_1, (128.0 + 128.0) / (128.0 + 256.0), 0.02);
+  (void)hw;
 }
 
 }  // namespace gemm_select_test

@@ -26,7 +26,7 @@ double closed_form(uint64_t M, uint64_t K, uint64_t N, uint64_t R, uint64_t C) {
   return double((K + R - 1) / R) * double((N + C - 1) / C) * double(2 * R + C + M - 2);
 }
 
-OpDesc matmul(uint64_t m, uint64_t k, uint64_t n) {
+OpDesc mxu_closed_form_matmul(uint64_t m, uint64_t k, uint64_t n) {
   OpDesc op;
   op.name = "mm";
   op.kind = OpKind::kMatmul;
@@ -41,7 +41,7 @@ TEST(TpuMxuClosedForm, TextbookMatchesScaleSimFormOnAGridOfShapes) {
   for (uint64_t m : sizes)
     for (uint64_t k : sizes)
       for (uint64_t n : sizes) {
-        OpDesc op = matmul(m, k, n);
+        OpDesc op = mxu_closed_form_matmul(m, k, n);
         LowerOptions opt;
         opt.tiling = {m, 0, 0};  // the whole M streams per fold, as in the closed form
         auto progs = lower(op, cfg, opt);

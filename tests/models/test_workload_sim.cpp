@@ -10,7 +10,7 @@ using namespace gtsim;
 
 namespace {
 using gtsim::testing::src;
-std::shared_ptr<ConfigNode> h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
+std::shared_ptr<ConfigNode> workload_sim_h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
 // The H200 with its L2 cut to 4 MiB: the byte laws of fusion and recompute hold once the tensors are
 // several times the L2, and with a smaller L2 smaller tensors (shorter runs) already are.
 std::shared_ptr<ConfigNode> h200_small_l2() {
@@ -55,7 +55,7 @@ TEST(WorkloadSim, RecomputeSigmoidChainMovesFiveTensorsAgainstEightStored_Slow) 
 // L2 carry-over: at 2^21 fp32 (8 MiB per tensor) the unfused chain fits in the L2, so a consumer
 // reads its producer's output from the L2; on fresh machines (carry_l2 = false) it reads DRAM.
 TEST(WorkloadSim, SmallTensorsCarryOverThroughL2BetweenKernels) {
-  auto hw = h200();
+  auto hw = workload_sim_h200();
   auto w = wl::Workload::load_file(src("kernels_ir/workloads/fusion_sincos.yaml"), {{"n", 1 << 21}});
   analytic::WorkloadRunOptions o;
   o.fusion = false;
@@ -77,7 +77,7 @@ TEST(WorkloadSim, SmallTensorsCarryOverThroughL2BetweenKernels) {
 // stream's gap (launch.stream_gap_us); replayed as one CUDA graph, the sequence pays one launch. The
 // kernels' execution is the same in both.
 TEST(WorkloadSim, StreamLaunchesPayTheStreamGapPerKernelAGraphOneLaunch) {
-  auto hw = h200();
+  auto hw = workload_sim_h200();
   auto w = wl::Workload::load_file(src("kernels_ir/workloads/fusion_sincos.yaml"), {{"n", 1 << 16}});
   analytic::WorkloadRunOptions o;
   o.fusion = false;
@@ -149,7 +149,7 @@ ops:
 // Eager PyTorch runs naive attention as six kernels (QK^T, scale, cast to f32, f32 softmax, cast back,
 // PV): three more passes over the T x T scores than the three-kernel form, so further from flash.
 TEST(WorkloadSim, EagerPyTorchNaiveAttentionIsSlowerThanTheThreeKernelFormAndFlash) {
-  auto hw = h200();
+  auto hw = workload_sim_h200();
   auto time_of = [&](const std::string& yaml) {
     auto w = wl::Workload::load_file(src("kernels_ir/workloads/" + yaml), {{"B", 1}, {"H", 4}, {"T", 512}});
     analytic::WorkloadRunOptions o;
