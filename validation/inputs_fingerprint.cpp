@@ -36,10 +36,11 @@ bool hidden(const fs::path& rel) {
 // TPU model, its configs and kernels (the page validates the GPU model only), and the workload layer
 // above the GPU model (the op graph and its lowering, the shipped workloads, the analytic planners of
 // `waves`, `workload` and `roofline`): validate runs the IR kernels of kernels_ir/lib on models/gpu
-// and never reads a workload.
+// and never reads a workload. Nor the library batches (validation/data/library/: cuBLAS and PyTorch
+// measured for `gtsim gemm`), which validate never reads.
 bool not_an_input(const std::string& rel) {
   for (const char* prefix : {"validation/cuda/", "models/tpu/", "hw_configs/tpu-", "kernels_ir/lib/tpu_",
-                             "kernels_ir/graph/", "kernels_ir/workloads/", "models/analytic/"})
+                             "kernels_ir/graph/", "kernels_ir/workloads/", "models/analytic/", "validation/data/library/"})
     if (rel.rfind(prefix, 0) == 0) return true;
   return false;
 }

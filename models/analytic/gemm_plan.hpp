@@ -26,7 +26,7 @@ struct GemmTile {
 };
 // Hopper's warp-specialized TMA + wgmma tiles (gemm_wgmma.kir; bf16; 384 threads: a producer and two
 // consumer warpgroups, BK = 64, as many stages as fit in 227 KB of shared memory), each with and without
-// a cluster of 2. Registers 168 per thread: the nvjet_sm90 kernels' count (validation/data/h100/b45/
+// a cluster of 2. Registers 168 per thread: the nvjet_sm90 kernels' count (validation/data/library/h100/b45/
 // kernels_picked.csv, ncu's launch__registers_per_thread).
 const std::vector<GemmTile>& gemm_wgmma_menu();
 // "128x256" (the cluster-of-2 variant), "128x256xC1" or "128x256xC2"; InputError otherwise.

@@ -230,7 +230,7 @@ TEST(GemmSelect, AutotuneSimulatesTheBestThreeAndKeepsTheFastest) {
 
 
 // On Hopper, cuBLAS runs aligned GEMMs on its TMA + wgmma kernels (nvjet_sm90_*: warp-specialized,
-// persistent, clusters; validation/data/h100/b45/kernels_picked.csv) and sends a leading dimension that
+// persistent, clusters; validation/data/library/h100/b45/kernels_picked.csv) and sends a leading dimension that
 // breaks TMA's 16-byte rows to its align1 mma.sync kernels; on Ampere there is no wgmma at all.
 TEST(GemmSelect, OnHopperAnAlignedGemmRunsTheWarpSpecializedTmaWgmmaKernel) {
   const auto c = rank("h100-sxm.yaml", 4096, 4096, 4096);

@@ -56,6 +56,8 @@ TEST(ValidationDoc, FingerprintSeesEveryInputAndOnlyThem) {
   write(d / "kernels_ir" / "graph" / "lower_gpu.cpp", "lowering");
   write(d / "kernels_ir" / "workloads" / "mlp.yaml", "ops: []");
   write(d / "models" / "analytic" / "waves.cpp", "waves");
+  fs::create_directories(d / "validation" / "data" / "library" / "h100" / "b45");  // never read by validate
+  write(d / "validation" / "data" / "library" / "h100" / "b45" / "cublas_square.csv", "m,n,k\n");
   EXPECT_EQ(inputs_fingerprint(d), base);
   write(d / "kernels_ir" / "lib" / "gemm.kir", "gpu");  // a GPU kernel is
   EXPECT_NE(inputs_fingerprint(d), base);
