@@ -26,7 +26,7 @@ if [ -n "$GT" ] && [ -x "$GT/bin/gtsim" ]; then  # the model's first shot, on th
 fi
 run python3 validation/cuda/library_batch.py "$D"
 pack
-if [ -f validation/cuda/gemm_wgmma_twin.cu ]; then
+if [ -f validation/cuda/gemm_wgmma_twin.cu ] && [ "${TWIN:-1}" = 1 ]; then
   run bash validation/cuda/build_wgmma_twin.sh /tmp/twin && {
     cuobjdump --dump-sass /tmp/twin/gemm_wgmma_twin 2>/dev/null | grep -cE "HGMMA|UTMALDG" || true
     echo "m,n,k,bn,cluster,time_us_events,time_us_graph,tflops_graph,max_rel_err,ok" > "$D/twin_wgmma.csv"
