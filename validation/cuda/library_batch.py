@@ -101,7 +101,7 @@ def square_curve():
     rows = []
     t0 = time.time()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for n in range(n0, n1 + 1):
+    for n in range(n0, n1 + 1, int(os.environ.get("STEP", "1"))):  # STEP: every n by default
         copies = int(min(64, max(1, math.ceil(2 * l2 / (3 * n * n * 2)))))
         sets = [tuple(torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2)) +
                 (torch.empty(n, n, device=dev, dtype=torch.bfloat16),) for _ in range(copies)]
