@@ -3,7 +3,6 @@
 // The ranking never simulates; the tests that simulate stay at 512 or below.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <set>
 
 #include "models/analytic/gemm_plan.hpp"
@@ -193,15 +192,18 @@ TEST(GemmSelect, TheScoreReadsItsRatesFromTheConfig) {
   EXPECT_NEAR(slow.score_us - base.score_us, 10.0, 1e-9);
 }
 
-// The ranking is a closed form per candidate (no simulation): a large GEMM ranks in well under a
-// millisecond per candidate.
-TEST(GemmSelect, RankingIsAnalyticAndFast) {
+// The ranking is a closed form per candidate (no simulation).
+TEST(GemmSelect, RankingIsAnalyticItSimulatesNothing) {
+  // a 16384^3 GEMM would take minutes to simulate: the ranking only plans and scores (its speed is
+  // the CLI's own timing, not a unit test's business)
   auto hw = machine("h200-sxm.yaml");
-  analytic::rank_gemm_candidates(*hw, 64, 64, 64, "bf16");  // the library kernels parsed once
-  const auto t0 = std::chrono::steady_clock::now();
   const auto c = analytic::rank_gemm_candidates(*hw, 16384, 16384, 16384, "bf16");
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(s / double(c.size()), 1e-3) << s << " s for " << c.size() << " candidates";
+  ASSERT_FALSE(c.empty());
+  for (const auto& x : c) {
+    EXPECT_FALSE(x.simulated);
+    EXPECT_EQ(x.timing.time_us, 0);
+    EXPECT_GT(x.score_us, 0);
+  }
 }
 
 // select_gemm simulates the top candidate only; autotune simulates the best three distinct launches
