@@ -21,7 +21,7 @@ import gtsim_core as _core  # the compiled half (python/module.cpp), beside this
 
 __all__ = [
     "GtsimError", "InputError", "UsageError", "LimitError", "SimulationError",
-    "load_config", "load_kernel", "run", "sweep", "workload", "compare", "waves", "roofline",
+    "load_config", "load_kernel", "run", "sweep", "workload", "compare", "waves", "gemm", "roofline",
     "cli", "data_dir", "data_path", "__version__",
 ]
 __version__ = _core.version
@@ -224,6 +224,16 @@ def waves(hw, gemm, sets=None, exact=False, suggestions=True, **options):
     argv = ["waves", "--hw", _path(hw), "--gemm", gemm]
     argv += [a for s in _pairs(sets, "sets") for a in ("--set", s)]
     argv += _options(dict(exact=exact, no_suggestions=not suggestions, **options))
+    return _json_command(argv)
+
+
+def gemm(hw, shape, dtype="bf16", sets=None, exact=False, autotune=False, **options):
+    """``gtsim gemm``: the GEMM kernel a library's heuristic would pick for ``shape`` ((M, N, K) or
+    "MxNxK"), why, and its simulated time (docs/workloads.md)."""
+    dims = shape.split("x") if isinstance(shape, str) else [str(int(d)) for d in shape]
+    argv = ["gemm", "--hw", _path(hw), *dims, "--dtype", dtype]
+    argv += [a for s in _pairs(sets, "sets") for a in ("--set", s)]
+    argv += _options(dict(exact=exact, autotune=autotune, **options))
     return _json_command(argv)
 
 

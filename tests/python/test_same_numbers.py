@@ -32,6 +32,12 @@ want = cli_json("waves", "--hw", A100, "--gemm", "1024x1024x1024", "--no-suggest
 got = gtsim.waves(A100, (1024, 1024, 1024), suggestions=False)
 expect(same(got, want), "waves 1024^3 equal")
 
+# gemm: the pick, its time and the ranked candidates
+want = cli_json("gemm", "--hw", A100, "512", "512", "512", "--json", "-")
+got = gtsim.gemm(A100, (512, 512, 512))
+expect(same(got, want), "gemm 512^3 equal")
+expect(got.get("kernel", "").endswith(".kir") and got.get("time_us", 0) > 0, "gemm names its kernel and time")
+
 # sweep: the CSV rows
 _, csv_text, _ = cli("sweep", "--hw", A100, "--kernel", GEMM, "--param", "M,N,K=256:512:256", "--no-progress")
 rows = gtsim.sweep(A100, kernel=GEMM, params={"M,N,K": range(256, 513, 256)}, as_frame=False)
