@@ -147,8 +147,8 @@ Runner add_gemm(CLI::App& app) {
       line("  sampling  %.1f%% of the warp instructions simulated, estimated error %.2f%% (--exact simulates all)\n",
            100.0 * t.fraction_simulated, t.estimated_error_pct);
     text += "candidates, best score first (* the pick, s simulated):\n";
-    line("    %-10s %-16s %5s %9s %9s %5s %5s  %s\n", "tile", "schedule", "split", "score_us", "sim_us", "waves", "fill",
-         "why");
+    line("    %-10s %-16s %5s %9s %9s %5s %5s  %s\n", "tile", "schedule", "split", "score_us", "sim_us", "waves",
+         "fill", "why");
     for (size_t i = 0; i < s.candidates.size(); ++i) {
       const auto& c = s.candidates[i];
       char simbuf[32] = "-";

@@ -41,7 +41,9 @@ Runner add_waves(CLI::App& app) {
   app.add_option("--tile", o->req.tile,
                  "output tile BMxBN (default 128x128, as gtsim workload's matmuls), or auto (simulate the menu, keep "
                  "the fastest)");
-  app.add_option("--schedule", o->req.schedule, "data-parallel | persistent | split-k | warp-specialized (Hopper: gemm_wgmma.kir, TMA + wgmma; tiles BMxBN[xC1|xC2])");
+  app.add_option("--schedule", o->req.schedule,
+                 "data-parallel | persistent | split-k | warp-specialized (Hopper: gemm_wgmma.kir, TMA + wgmma; tiles "
+                 "BMxBN[xC1|xC2])");
   app.add_option("--split", o->req.split, "split-k: K slices per output tile (default: the planner's choice)");
   app.add_option("--dtype", o->req.dtype,
                  "bf16 | f16 | tf32 | e4m3 (tensor-core mma.sync; aliases fp16, fp8) | f32 (CUDA-core FFMA, "

@@ -111,10 +111,10 @@ GemmTile parse_wgmma_tile(const std::string& s) {
   for (const auto& t : gemm_wgmma_menu())
     if (t.str() == s || t.str() + "xC" + std::to_string(t.cluster) == s) return t;
   std::string list;
-  for (const auto& t : gemm_wgmma_menu()) list += (list.empty() ? "" : ", ") + t.str() + "xC" + std::to_string(t.cluster);
-  throw InputError(SourcePos{"--tile", 0, 0},
-                   "unknown warp-specialized tile '" + s + "', expected auto or one of " + list +
-                       " (BMxBN alone: the cluster of 2)");
+  for (const auto& t : gemm_wgmma_menu())
+    list += (list.empty() ? "" : ", ") + t.str() + "xC" + std::to_string(t.cluster);
+  throw InputError(SourcePos{"--tile", 0, 0}, "unknown warp-specialized tile '" + s + "', expected auto or one of " +
+                                                  list + " (BMxBN alone: the cluster of 2)");
 }
 
 GemmSchedule parse_schedule(const std::string& s) {
@@ -225,8 +225,9 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
                        "warp-specialized (gemm_wgmma.kir) is bf16 only, got dtype " + dt);
     if (specs.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] <= 0)
       throw InputError(SourcePos{"--schedule", 0, 0},
-                       "this machine (" + specs.name + ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no bf16 rate), "
-                       "expected a Hopper config for warp-specialized");
+                       "this machine (" + specs.name +
+                           ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no bf16 rate), "
+                           "expected a Hopper config for warp-specialized");
     if (K % 8 != 0 || N % 8 != 0)
       throw InputError(SourcePos{"--schedule", 0, 0},
                        "warp-specialized needs TMA's 16-byte rows: K and N multiples of 8 bf16, got K = " +
@@ -244,10 +245,10 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   p.tiles_m = cdiv(M, tile.bm), p.tiles_n = cdiv(N, tile.bn), p.tiles = p.tiles_m * p.tiles_n;
   const int which = ws ? 3 : fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
   static const char* names[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma"};
-  auto occ = gpu::compute_occupancy(
-      specs.sm, specs.l1_unified_kb,
-      gpu::KernelShape{ws ? 128u * 3u : 256u, uint32_t(tile.regs), smem_bytes(tile, es, sched)}, names[which],
-      [&] { return gpu::occupancy_source(library_kernel(which)); });
+  auto occ =
+      gpu::compute_occupancy(specs.sm, specs.l1_unified_kb,
+                             gpu::KernelShape{ws ? 128u * 3u : 256u, uint32_t(tile.regs), smem_bytes(tile, es, sched)},
+                             names[which], [&] { return gpu::occupancy_source(library_kernel(which)); });
   p.sms = specs.sm.count;
   p.ctas_per_sm = occ.ctas_per_sm;
   p.occupancy_limiter = occ.limiter;
@@ -310,10 +311,19 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
     return {{"M", p.M},   {"N", p.N},   {"K", p.K},       {"BM", t.bm},        {"BN", t.bn},         {"BK", t.bk},
             {"TM", t.tm}, {"TN", t.tn}, {"REGS", t.regs}, {"TILE_BASE", base}, {"TILE_COUNT", count}};
   if (p.schedule == GemmSchedule::kWarpSpecialized)  // gemm_wgmma.kir: work items are a cluster's tiles
-    return {{"M", p.M},          {"N", p.N},          {"K", p.K},           {"BM", t.bm},      {"BN", t.bn},
-            {"BK", t.bk},        {"STAGES", t.stages}, {"CONSUMERS", 2},    {"CLUSTER", t.cluster},
+    return {{"M", p.M},
+            {"N", p.N},
+            {"K", p.K},
+            {"BM", t.bm},
+            {"BN", t.bn},
+            {"BK", t.bk},
+            {"STAGES", t.stages},
+            {"CONSUMERS", 2},
+            {"CLUSTER", t.cluster},
             {"GRID", std::min(count, p.grid / std::max(t.cluster, 1)) * std::max(t.cluster, 1)},
-            {"REGS", t.regs},    {"TILE_BASE", base}, {"TILE_COUNT", count}};
+            {"REGS", t.regs},
+            {"TILE_BASE", base},
+            {"TILE_COUNT", count}};
   // the tensor-core kernels (data-parallel, persistent, split-K) share every parameter but the
   // schedule's own: GRID for the persistent loop, PHASE for split-K's partial/reduce launches
   ir::ParamValues v = {{"M", p.M},
@@ -350,9 +360,9 @@ ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
   const bool splitk = p.schedule == GemmSchedule::kSplitK;
   const int64_t cl = std::max(p.tile.cluster, 1);
-  const int64_t items = splitk                                          ? p.tiles * p.ksplit
+  const int64_t items = splitk                                         ? p.tiles * p.ksplit
                         : p.schedule == GemmSchedule::kWarpSpecialized ? cdiv(p.tiles_m, cl) * p.tiles_n
-                                                                        : p.tiles;
+                                                                       : p.tiles;
   const ir::Kernel& kernel = gemm_kernel(p);
   GemmTiming r;
   auto l2rd = [](const gpu::KernelResult& k) {

@@ -23,16 +23,16 @@ constexpr double kThreads = 256;  // every kernel of the GEMM menu runs 256 thre
 
 // The machine's rates the score reads, once per ranking (all from the config).
 struct SelectRates {
-  double sm_flops = 0;    // flops/s of one SM for the dtype: config_peak_flops / SMs
-  double wgmma_flops = 0; // flops/s of one SM's wgmma (bf16; 0 without): wgmma_flops_per_cycle x sm_mhz_tensor
-  double mhz = 0;         // the SM clock the kernel runs at (tensor kernels: clocks.sm_mhz_tensor)
-  double l2_bps = 0;      // L2 -> SMs, all of them: slices x bytes per slice (or the SM groups' links)
-  double port_bps = 0;    // L2 -> one SM: its crossbar port (or its share of its group's link)
-  double hbm_bps = 0;     // hbm.bandwidth_gbps
-  double l2_bytes = 0;    // l2.size_bytes: where the split-k workspace is read back from when it fits
-  double launch_us = 0;   // launch.overhead_us
-  double lsu_cycles = 0;  // cycles a warp's load holds a sub-partition's LSU, over the SM's sub-partitions
-  double l2_latency = 0;  // l2.hit_latency_cycles: load-to-use of an L2 hit, what a synchronous load waits
+  double sm_flops = 0;     // flops/s of one SM for the dtype: config_peak_flops / SMs
+  double wgmma_flops = 0;  // flops/s of one SM's wgmma (bf16; 0 without): wgmma_flops_per_cycle x sm_mhz_tensor
+  double mhz = 0;          // the SM clock the kernel runs at (tensor kernels: clocks.sm_mhz_tensor)
+  double l2_bps = 0;       // L2 -> SMs, all of them: slices x bytes per slice (or the SM groups' links)
+  double port_bps = 0;     // L2 -> one SM: its crossbar port (or its share of its group's link)
+  double hbm_bps = 0;      // hbm.bandwidth_gbps
+  double l2_bytes = 0;     // l2.size_bytes: where the split-k workspace is read back from when it fits
+  double launch_us = 0;    // launch.overhead_us
+  double lsu_cycles = 0;   // cycles a warp's load holds a sub-partition's LSU, over the SM's sub-partitions
+  double l2_latency = 0;   // l2.hit_latency_cycles: load-to-use of an L2 hit, what a synchronous load waits
 };
 
 SelectRates read_rates(const ConfigNode& hw, const std::string& dt) {

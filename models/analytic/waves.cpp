@@ -173,9 +173,12 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   r.json["suggestions"] = sugg;
   std::ostringstream o;
   char buf[256];
-  const char* engine = req.dtype == "f32" ? "CUDA-core FFMA" : ws ? "TMA + wgmma, gemm_wgmma.kir" : "tensor-core mma.sync";
+  const char* engine = req.dtype == "f32" ? "CUDA-core FFMA"
+                       : ws               ? "TMA + wgmma, gemm_wgmma.kir"
+                                          : "tensor-core mma.sync";
   std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld %s (%s), tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
-                (long long)req.K, req.dtype.c_str(), engine, best.tile.str().c_str(), schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
+                (long long)req.K, req.dtype.c_str(), engine, best.tile.str().c_str(), schedule_name(sched).c_str(),
+                r.json["hw"].get<std::string>().c_str());
   o << buf;
   std::snprintf(buf, sizeof buf,
                 "  tiles %lld (%lld x %lld)  ctas/SM %u (%s)  wave size %lld  waves %lld  last wave fill %.2f\n",
@@ -183,9 +186,9 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
                 best.occupancy_limiter.c_str(), (long long)best.wave_size, (long long)best.waves, best.last_wave_fill);
   o << buf;
   if (sched == GemmSchedule::kPersistent || ws) {
-    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, %s per CTA %lld..%lld%s\n", (long long)best.grid,
-                  "tiles", (long long)best.tiles_per_cta_min,
-                  (long long)best.tiles_per_cta_max, ws && best.tile.cluster > 1 ? " (clusters of 2 CTAs: B multicast)" : "");
+    std::snprintf(buf, sizeof buf, "  grid %lld CTAs, %s per CTA %lld..%lld%s\n", (long long)best.grid, "tiles",
+                  (long long)best.tiles_per_cta_min, (long long)best.tiles_per_cta_max,
+                  ws && best.tile.cluster > 1 ? " (clusters of 2 CTAs: B multicast)" : "");
     o << buf;
   } else if (sched == GemmSchedule::kSplitK) {
     std::snprintf(
