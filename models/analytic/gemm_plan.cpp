@@ -117,13 +117,28 @@ GemmTile parse_wgmma_tile(const std::string& s) {
                                                   list + " (BMxBN alone: the cluster of 2)");
 }
 
+const std::vector<GemmTile>& gemm_align1_menu() {
+  // {bm, bn, bk, warps_m, warps_n, stages, regs}: ncu's registers of cutlass_75_tensorop_bf16_s1688gemm_bf16_
+  // 256x128 / 128x128 *_align1 (validation/data/library/h100/b45/kernels_picked.csv)
+  static const std::vector<GemmTile> menu = {{256, 128, 32, 4, 2, 2, 229}, {128, 128, 32, 2, 4, 2, 252}};
+  return menu;
+}
+
+GemmTile parse_align1_tile(const std::string& s) {
+  for (const auto& t : gemm_align1_menu())
+    if (t.str() == s) return t;
+  throw InputError(SourcePos{"--tile", 0, 0}, "unknown align1 tile '" + s + "', expected auto, 256x128 or 128x128");
+}
+
 GemmSchedule parse_schedule(const std::string& s) {
   if (s == "data-parallel") return GemmSchedule::kDataParallel;
   if (s == "persistent") return GemmSchedule::kPersistent;
   if (s == "split-k") return GemmSchedule::kSplitK;
   if (s == "warp-specialized") return GemmSchedule::kWarpSpecialized;
-  throw InputError(SourcePos{"--schedule", 0, 0},
-                   "unknown schedule '" + s + "', expected data-parallel, persistent, split-k or warp-specialized");
+  if (s == "align1") return GemmSchedule::kAlign1;
+  throw InputError(SourcePos{"--schedule", 0, 0}, "unknown schedule '" + s +
+                                                      "', expected data-parallel, persistent, split-k, "
+                                                      "warp-specialized or align1");
 }
 
 std::string schedule_name(GemmSchedule s) {
@@ -136,6 +151,8 @@ std::string schedule_name(GemmSchedule s) {
       return "split-k";
     case GemmSchedule::kWarpSpecialized:
       return "warp-specialized";
+    case GemmSchedule::kAlign1:
+      return "align1";
   }
   return "?";
 }
@@ -154,14 +171,16 @@ uint32_t smem_bytes(const GemmTile& t, int elem_bytes, GemmSchedule sched) {
   if (sched == GemmSchedule::kWarpSpecialized)  // gemm_wgmma.kir: unpadded swizzled stages, 2 mbarriers each
     return uint32_t(t.stages * (t.bm * t.bk + t.bk * t.bn) * 2 + 16 * t.stages + 96);
   if (t.tm > 0) return uint32_t((t.bm * t.bk + t.bk * t.bn) * 4);  // gemm_fp32.kir
+  if (sched == GemmSchedule::kAlign1)  // gemm_align1.kir: two stages, rows padded by 16 bytes
+    return uint32_t(2 * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2 + t.warps_m * 16 * (t.bn + 4) * 4);
   // gemm_persistent.kir / gemm_splitk.kir: rows padded by 16 bytes
   if (elem_bytes == 2) return uint32_t(t.stages * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2);
   return uint32_t(t.stages * (t.bm + t.bn) * (t.bk * elem_bytes + 16));  // K-major B: BN rows of BK
 }
 const ir::Kernel& library_kernel(int which) {
-  static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma"};
-  static std::once_flag once[4];
-  static std::unique_ptr<ir::Kernel> k[4];
+  static const char* files[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma", "gemm_align1"};
+  static std::once_flag once[5];
+  static std::unique_ptr<ir::Kernel> k[5];
   std::call_once(once[which], [which] {
     k[which] = ir::parse_kernel_file(data_path(std::string("kernels_ir/lib/") + files[which] + ".kir"));
   });
@@ -188,7 +207,7 @@ nlohmann::json GemmPlan::to_json() const {
     j["tiles_per_cta_max"] = tiles_per_cta_max;
     j["tiles_per_cta_min"] = tiles_per_cta_min;
   }
-  if (schedule == GemmSchedule::kSplitK) j["ksplit"] = ksplit;
+  if (schedule == GemmSchedule::kSplitK || schedule == GemmSchedule::kAlign1) j["ksplit"] = ksplit;
   if (schedule == GemmSchedule::kWarpSpecialized) {
     j["cluster"] = tile.cluster;
     j["tiles_per_cta_max"] = tiles_per_cta_max;
@@ -211,11 +230,14 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   if (fp32 && sched != GemmSchedule::kDataParallel)
     throw InputError(SourcePos{"--schedule", 0, 0},
                      "the f32 GEMM (gemm_fp32.kir) runs data-parallel only, got " + schedule_name(sched));
+  if (sched == GemmSchedule::kAlign1 && dt != "bf16")
+    throw InputError(SourcePos{"--schedule", 0, 0}, "align1 (gemm_align1.kir) is bf16 only, got dtype " + dt +
+                                                        " (or --schedule data-parallel | persistent)");
   if (sched == GemmSchedule::kSplitK && dt != "bf16")
     throw InputError(SourcePos{"--schedule", 0, 0}, "split-k (gemm_splitk.kir) is not available for dtype " + dt +
                                                         ", expected bf16 (or --schedule data-parallel | persistent)");
-  if (split < 0 || (split > 0 && sched != GemmSchedule::kSplitK))
-    throw InputError(SourcePos{"--split", 0, 0}, "--split N (N >= 1) goes with --schedule split-k");
+  if (split < 0 || (split > 0 && sched != GemmSchedule::kSplitK && sched != GemmSchedule::kAlign1))
+    throw InputError(SourcePos{"--split", 0, 0}, "--split N (N >= 1) goes with --schedule split-k or align1");
   auto specs = gpu::GpuSpecs::parse(hw);
   hw.mark_used_recursively();
   const bool ws = sched == GemmSchedule::kWarpSpecialized;
@@ -243,8 +265,9 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   GemmPlan p;
   p.M = M, p.N = N, p.K = K, p.tile = tile, p.schedule = sched, p.dtype = dt;
   p.tiles_m = cdiv(M, tile.bm), p.tiles_n = cdiv(N, tile.bn), p.tiles = p.tiles_m * p.tiles_n;
-  const int which = ws ? 3 : fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
-  static const char* names[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma"};
+  const bool a1 = sched == GemmSchedule::kAlign1;
+  const int which = a1 ? 4 : ws ? 3 : fp32 ? 2 : sched == GemmSchedule::kSplitK ? 1 : 0;
+  static const char* names[] = {"gemm_persistent", "gemm_splitk", "gemm_fp32", "gemm_wgmma", "gemm_align1"};
   auto occ =
       gpu::compute_occupancy(specs.sm, specs.l1_unified_kb,
                              gpu::KernelShape{ws ? 128u * 3u : 256u, uint32_t(tile.regs), smem_bytes(tile, es, sched)},
@@ -265,6 +288,14 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
     p.vector_bytes = std::min(p.vec_a, p.vec_b) * es;
   }
   int64_t items = p.tiles;
+  if (a1) {  // K slices as asked (0 or 1: none); the selection scores 1 .. 4
+    const int64_t ksteps = cdiv(K, tile.bk);
+    int64_t ks = std::clamp<int64_t>(split, 1, ksteps);
+    ks = cdiv(ksteps, cdiv(ksteps, ks));
+    items *= ks;
+    p.ksplit = ks;
+    p.tiles_per_cta_max = p.tiles_per_cta_min = ks;
+  }
   if (sched == GemmSchedule::kSplitK) {
     // Enough K slices to fill one wave, at least 4 BK steps per slice (or --split N, at most one
     // slice per BK step). A slice count that does not divide the BK steps leaves the last slice short.
@@ -277,7 +308,7 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
     p.ksplit = ks;
     p.tiles_per_cta_max = ks;  // reported as K slices per tile
   }
-  if (sched == GemmSchedule::kDataParallel || sched == GemmSchedule::kSplitK) {
+  if (sched == GemmSchedule::kDataParallel || sched == GemmSchedule::kSplitK || a1) {
     p.grid = items;
     p.waves = cdiv(items, p.wave_size);
     p.last_wave_fill = double(items - (p.waves - 1) * p.wave_size) / double(p.wave_size);
@@ -300,6 +331,7 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
 const ir::Kernel& gemm_kernel() { return library_kernel(0); }
 
 const ir::Kernel& gemm_kernel(const GemmPlan& p) {
+  if (p.schedule == GemmSchedule::kAlign1) return library_kernel(4);
   if (p.schedule == GemmSchedule::kWarpSpecialized) return library_kernel(3);
   if (p.dtype == "f32") return library_kernel(2);
   return library_kernel(p.schedule == GemmSchedule::kSplitK ? 1 : 0);
@@ -340,6 +372,12 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
                        {"VEC_B", p.vec_b},
                        {"TILE_BASE", base},
                        {"TILE_COUNT", count}};
+  if (p.schedule == GemmSchedule::kAlign1) {  // gemm_align1.kir: two stages, no STAGES parameter
+    v.erase("STAGES");
+    v["KSPLIT"] = p.ksplit;
+    v["PHASE"] = 0;
+    return v;
+  }
   if (p.schedule == GemmSchedule::kSplitK) {
     v["KSPLIT"] = p.ksplit;
     v["PHASE"] = 0;
@@ -358,7 +396,7 @@ ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
 }
 
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
-  const bool splitk = p.schedule == GemmSchedule::kSplitK;
+  const bool splitk = p.schedule == GemmSchedule::kSplitK || p.schedule == GemmSchedule::kAlign1;
   const int64_t cl = std::max(p.tile.cluster, 1);
   const int64_t items = splitk                                         ? p.tiles * p.ksplit
                         : p.schedule == GemmSchedule::kWarpSpecialized ? cdiv(p.tiles_m, cl) * p.tiles_n

@@ -31,6 +31,10 @@ struct GemmTile {
 const std::vector<GemmTile>& gemm_wgmma_menu();
 // "128x256" (the cluster-of-2 variant), "128x256xC1" or "128x256xC2"; InputError otherwise.
 GemmTile parse_wgmma_tile(const std::string& s);
+// The align1 kernel's tiles (gemm_align1.kir; bf16, 256 threads, BK = 32, two stages): 256x128 (229
+// registers) and 128x128 (252), ncu's counts of cuBLAS's cutlass_75 align1 kernels (kernels_picked.csv).
+const std::vector<GemmTile>& gemm_align1_menu();
+GemmTile parse_align1_tile(const std::string& s);  // "256x128" or "128x128"; InputError otherwise
 // The tiles `--tile auto` tries for a dtype (bf16, f16, tf32, e4m3: tensor-core mma.sync, the same
 // shapes with BK = 64 bytes of K; f32: CUDA-core FFMA); parse_tile("256x128", dtype) picks one of
 // them by shape.
@@ -55,7 +59,10 @@ int gemm_dt_param(const std::string& dtype);
 bool gemm_b_k_major(const std::string& dtype);
 
 // kWarpSpecialized: gemm_wgmma.kir (Hopper: TMA + wgmma, persistent, one CTA per SM, clusters).
-enum class GemmSchedule { kDataParallel, kPersistent, kSplitK, kWarpSpecialized };
+// kAlign1: gemm_align1.kir, cuBLAS's fallback for rows that break 16-byte alignment (cutlass_75 s1688
+// align1: mma.sync m16n8k8, element loads pipelined through registers, two stages, split-K by K slices
+// with a reduction launch when ksplit > 1).
+enum class GemmSchedule { kDataParallel, kPersistent, kSplitK, kWarpSpecialized, kAlign1 };
 GemmSchedule parse_schedule(const std::string& s);
 std::string schedule_name(GemmSchedule s);
 
@@ -72,10 +79,10 @@ struct GemmPlan {
   double last_wave_fill = 0;                             // tiles in the last wave / wave_size
   int64_t grid = 0;                                      // CTAs launched
   int64_t tiles_per_cta_max = 0, tiles_per_cta_min = 0;  // persistent: the quantization; split-k: ksplit
-  int64_t ksplit = 1;                                    // split-k: K slices per output tile (gemm_splitk.kir)
-  double tile_efficiency = 0;                            // useful M*N / tiled M*N
-  int vec_a = 8, vec_b = 8;  // elements per global load of A rows (K) and B rows (N; K-major B: K)
-  int vector_bytes = 16;     // the narrower of the two, in bytes
+  int64_t ksplit = 1;          // split-k and align1: K slices per output tile (gemm_splitk.kir, gemm_align1.kir)
+  double tile_efficiency = 0;  // useful M*N / tiled M*N
+  int vec_a = 8, vec_b = 8;    // elements per global load of A rows (K) and B rows (N; K-major B: K)
+  int vector_bytes = 16;       // the narrower of the two, in bytes
   bool aligned() const { return vector_bytes >= 16; }
   // The tile as the commands name it: BMxBN, and for warp-specialized plans its cluster, BMxBNxC2.
   std::string tile_name() const {

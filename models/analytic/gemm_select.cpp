@@ -89,16 +89,22 @@ std::string fmt_num(const char* f, double a, double b = 0, double c = 0) {
 //   reduce   split-k: one more launch reading the K slices' fp32 partials and writing C, at the L2
 //            rate when the workspace fits the L2, else the HBM's
 //   score    launches x launch overhead + max(compute, L2, DRAM) + loads + reduce
+//   align1 (gemm_align1.kir): the element loads are pipelined through registers (issued a k-step ahead),
+//            so no L2 wait per pair of loads; per k-step the SM issues the loads and their shared-memory
+//            stores (LSU cycles each) beside the MMAs and waits once for the loads' L2 latency:
+//            loads = R x k-steps x (max(MMA cycles, LSU cycles) - MMA cycles + L2 latency); split-k as
+//            above (workspace and reduction launch)
 //   warp-specialized (gemm_wgmma.kir): one CTA per SM loops over tiles_per_cta_max tiles (R), at the
 //            SM's wgmma rate; a cluster of 2 reads B once for its two tiles (TMA multicast): the
 //            L2 bytes per tile are (BM + BN / cluster) Kp x element bytes.
 GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
   GemmCandidate c;
   c.plan = p;
-  const bool splitk = p.schedule == GemmSchedule::kSplitK && p.ksplit > 1;
+  const bool align1 = p.schedule == GemmSchedule::kAlign1;
+  const bool splitk = (p.schedule == GemmSchedule::kSplitK || align1) && p.ksplit > 1;
   const bool warp_spec = p.schedule == GemmSchedule::kWarpSpecialized;
   const int es = gemm_elem_bytes(p.dtype), ob = out_bytes(p.dtype);
-  const int64_t items = p.tiles * (p.schedule == GemmSchedule::kSplitK ? p.ksplit : 1);
+  const int64_t items = p.tiles * (p.schedule == GemmSchedule::kSplitK || align1 ? p.ksplit : 1);
   const int64_t ksteps = ceil_div(p.K, p.tile.bk);
   const double kp = double(splitk ? ceil_div(ksteps, p.ksplit) : ksteps) * p.tile.bk;
   const double bm = p.tile.bm, bn = p.tile.bn, mn = double(p.M) * double(p.N);
@@ -116,9 +122,15 @@ GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
   const double extra_lane_loads = bm * kp * es * (1 / va - 1.0 / 16) + bn * kp * es * (1 / vb - 1.0 / 16);
   const double sync_lane_loads = (va < 4 ? bm * kp * es / va : 0) + (vb < 4 ? bn * kp * es / vb : 0);
   const double cta_rounds = double(ceil_div(c.rounds, std::max<int64_t>(1, p.ctas_per_sm)));
-  c.load_us = (R * std::max(0.0, extra_lane_loads / 32) * r.lsu_cycles +
-               cta_rounds * sync_lane_loads / kThreads * r.l2_latency) /
-              r.mhz;
+  if (align1) {
+    const double bk = p.tile.bk, mma_c = 2 * bm * bn * bk / (r.sm_flops / (r.mhz * 1e6));
+    const double lsu_c = 2 * (bm * bk / p.vec_a + bk * bn / p.vec_b) / 32 * r.lsu_cycles;  // loads + stores
+    c.load_us = R * (kp / bk) * (std::max(mma_c, lsu_c) - mma_c + r.l2_latency) / r.mhz;
+  } else {
+    c.load_us = (R * std::max(0.0, extra_lane_loads / 32) * r.lsu_cycles +
+                 cta_rounds * sync_lane_loads / kThreads * r.l2_latency) /
+                r.mhz;
+  }
   if (splitk) c.reduce_us = (ws + mn * ob) / (ws <= r.l2_bytes ? r.l2_bps : r.hbm_bps) * 1e6;
   const double core = std::max({c.compute_us, c.l2_us, c.dram_us});
   c.bound = core == c.compute_us ? "compute" : core == c.l2_us ? "L2" : "DRAM";
@@ -140,7 +152,10 @@ GemmCandidate score_plan(const GemmPlan& p, const SelectRates& r) {
   if (splitk) w += "; K split in " + std::to_string(p.ksplit) + fmt_num(", reduction %.1f us", c.reduce_us);
   w += fmt_num("; tile efficiency %.0f%%", 100 * p.tile_efficiency);
   w += "; " + std::to_string(p.vector_bytes) + "-byte loads";
-  if (c.load_us > 0)
+  if (align1)
+    w += fmt_num(" pipelined through registers (cuBLAS's align1 kernels; +%.1f us of load issue and L2 waits)",
+                 c.load_us);
+  else if (c.load_us > 0)
     w += fmt_num(" (+%.1f us: %.0fx the load instructions", c.load_us, 16.0 / p.vector_bytes) +
          (sync_lane_loads > 0 ? ", element loads waiting on the L2)" : ")");
   c.why = w;
@@ -151,7 +166,8 @@ int schedule_order(GemmSchedule s) {
   return s == GemmSchedule::kWarpSpecialized ? -1
          : s == GemmSchedule::kDataParallel  ? 0
          : s == GemmSchedule::kPersistent    ? 1
-                                             : 2;
+         : s == GemmSchedule::kSplitK        ? 2
+                                             : 3;
 }
 
 // True when two plans launch the same program: persistent with a grid of one tile per CTA is the
@@ -168,6 +184,7 @@ bool same_launch(const GemmPlan& a, const GemmPlan& b) {
 
 std::string gemm_kernel_file(const GemmPlan& p) {
   if (p.schedule == GemmSchedule::kWarpSpecialized) return "gemm_wgmma.kir";
+  if (p.schedule == GemmSchedule::kAlign1) return "gemm_align1.kir";
   if (p.dtype == "f32") return "gemm_fp32.kir";
   return p.schedule == GemmSchedule::kSplitK ? "gemm_splitk.kir" : "gemm_persistent.kir";
 }
@@ -179,9 +196,9 @@ std::vector<GemmCandidate> rank_gemm_candidates(const ConfigNode& hw, int64_t M,
   std::vector<GemmCandidate> out;
   std::optional<InputError> first_error;
   std::optional<gemm_sel::SelectRates> rates;
-  auto add = [&](const GemmTile& t, GemmSchedule s) -> std::optional<GemmPlan> {
+  auto add = [&](const GemmTile& t, GemmSchedule s, int64_t split = 0) -> std::optional<GemmPlan> {
     try {
-      GemmPlan p = plan_gemm(hw, M, N, K, t, s, 0, dt);
+      GemmPlan p = plan_gemm(hw, M, N, K, t, s, split, dt);
       if (p.ctas_per_sm == 0) return std::nullopt;  // cannot launch on this machine
       if (!rates) rates = gemm_sel::read_rates(hw, dt);
       if (s != GemmSchedule::kSplitK || p.ksplit > 1) out.push_back(gemm_sel::score_plan(p, *rates));
@@ -196,6 +213,12 @@ std::vector<GemmCandidate> rank_gemm_candidates(const ConfigNode& hw, int64_t M,
   const auto g = gpu::GpuSpecs::parse(hw);
   if (dt == "bf16" && g.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] > 0 && K % 8 == 0 && N % 8 == 0)
     for (const auto& t : gemm_wgmma_menu()) add(t, GemmSchedule::kWarpSpecialized);
+  // Rows that break 16-byte alignment: cuBLAS's align1 kernels (mma.sync, element loads pipelined
+  // through registers), whole or split in 2 .. 4 K slices.
+  if (dt == "bf16" && (K % 8 != 0 || N % 8 != 0))
+    for (const auto& t : gemm_align1_menu())
+      for (int64_t ks = 1; ks <= 4; ++ks)
+        if (ks == 1 || gemm_sel::ceil_div(K, t.bk) >= 4 * ks) add(t, GemmSchedule::kAlign1, ks);
   for (const auto& t : gemm_tile_menu(dt)) {
     auto dp = add(t, GemmSchedule::kDataParallel);
     add(t, GemmSchedule::kPersistent);
@@ -236,8 +259,10 @@ GemmSelection select_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K,
     if (s.candidates[i].timing.time_us < s.candidates[s.pick].timing.time_us) s.pick = i;
   const GemmCandidate& c = s.candidates[s.pick];
   s.plan = c.plan, s.timing = c.timing;
+  const bool sliced =
+      c.plan.schedule == GemmSchedule::kSplitK || (c.plan.schedule == GemmSchedule::kAlign1 && c.plan.ksplit > 1);
   const std::string name = c.plan.tile_name() + " " + schedule_name(c.plan.schedule) +
-                           (c.plan.schedule == GemmSchedule::kSplitK ? " split " + std::to_string(c.plan.ksplit) : "");
+                           (sliced ? " split " + std::to_string(c.plan.ksplit) : "");
   if (!autotune) {
     s.reason = "best analytic score of " + std::to_string(s.candidates.size()) + " candidates (" + name +
                gemm_sel::fmt_num(", %.1f us): ", c.score_us) + c.why;

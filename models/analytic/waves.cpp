@@ -111,9 +111,11 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   GemmSchedule sched = parse_schedule(req.schedule);
   std::vector<GemmTile> tiles;
   const std::string tile = !req.tile.empty() ? req.tile : default_gemm_tile(req.dtype);
-  const bool ws = sched == GemmSchedule::kWarpSpecialized;
+  const bool ws = sched == GemmSchedule::kWarpSpecialized, a1 = sched == GemmSchedule::kAlign1;
   if (tile == "auto")
-    tiles = ws ? gemm_wgmma_menu() : gemm_tile_menu(req.dtype);
+    tiles = ws ? gemm_wgmma_menu() : a1 ? gemm_align1_menu() : gemm_tile_menu(req.dtype);
+  else if (a1)
+    tiles = {parse_align1_tile(tile)};
   else
     tiles = {ws ? parse_wgmma_tile(tile) : parse_tile(tile, req.dtype)};
   GemmPlan best;
