@@ -98,22 +98,30 @@ def write(name, header, rows):
 
 
 def square_curve():
-    rows = []
+    # rows are written as they come (a call cut short keeps what it measured); SQ_DEADLINE (seconds)
+    # stops the curve early so the rest of the batch runs
     t0 = time.time()
+    deadline = float(os.environ.get("SQ_DEADLINE", "1e9"))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for n in range(n0, n1 + 1, int(os.environ.get("STEP", "1"))):  # STEP: every n by default
-        copies = int(min(64, max(1, math.ceil(2 * l2 / (3 * n * n * 2)))))
-        sets = [tuple(torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2)) +
-                (torch.empty(n, n, device=dev, dtype=torch.bfloat16),) for _ in range(copies)]
-        fns = [(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) for a, b, c in sets]
-        us, reps = graphed(fns, min_ms=1.0)
-        hot = graphed(fns[:1], min_ms=1.0)[0] if n % 8 == 0 or copies == 1 else None  # every 8th n (time)
-        rows.append([n, n, n, f"{us:.3f}", f"{2.0 * n ** 3 / us / 1e6:.2f}", "" if hot is None else f"{hot:.3f}",
-                     copies, reps])
-        if n % 512 == 0:
-            print(f"square n={n} {us:.1f} us (hot {hot}) {2.0 * n ** 3 / us / 1e6:.1f} TFLOP/s ({time.time() - t0:.0f} s)", flush=True)
-        del sets, fns
-    write("cublas_square.csv", ["m", "n", "k", "time_us", "tflops", "time_us_hot", "operand_copies", "repeats"], rows)
+    with open(os.path.join(out, "cublas_square.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["m", "n", "k", "time_us", "tflops", "time_us_hot", "operand_copies", "repeats"])
+        for n in range(n0, n1 + 1, int(os.environ.get("STEP", "1"))):  # STEP: every n by default
+            if time.time() - t0 > deadline:
+                print(f"square curve stopped at n={n} (SQ_DEADLINE {deadline:.0f} s)", flush=True)
+                break
+            copies = int(min(64, max(1, math.ceil(2 * l2 / (3 * n * n * 2)))))
+            sets = [tuple(torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2)) +
+                    (torch.empty(n, n, device=dev, dtype=torch.bfloat16),) for _ in range(copies)]
+            fns = [(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) for a, b, c in sets]
+            us, reps = graphed(fns, min_ms=1.0)
+            hot = graphed(fns[:1], min_ms=1.0)[0] if n % 8 == 0 or copies == 1 else None  # every 8th n (time)
+            w.writerow([n, n, n, f"{us:.3f}", f"{2.0 * n ** 3 / us / 1e6:.2f}", "" if hot is None else f"{hot:.3f}",
+                        copies, reps])
+            fh.flush()
+            if n % 512 == 0:
+                print(f"square n={n} ({time.time() - t0:.0f} s)", flush=True)
+            del sets, fns
 
 
 SHAPES = [  # (label, M, N, K)
@@ -124,6 +132,14 @@ SHAPES = [  # (label, M, N, K)
     ("decode_skinny", 16, 8192, 8192), ("decode_skinny", 64, 8192, 8192), ("decode_skinny", 128, 14336, 4096),
     ("tall_skinny", 65536, 128, 4096), ("small_k", 8192, 8192, 128), ("large_k", 1024, 1024, 65536),
     ("odd_k", 8192, 8192, 4095), ("odd_n", 8192, 8191, 8192), ("odd_m", 8191, 8192, 8192),
+    # new in b46 (never measured before): vocabularies padded and not, Llama-3 8B at M = 4096, decode,
+    # rows that break 16-byte alignment by 2, 4 and 6 bytes, wide N and K
+    ("lm_head_gpt2_m4096", 4096, 50257, 768), ("lm_head_gpt2_padded_m4096", 4096, 50304, 768),
+    ("llama2_lm_head", 8192, 32000, 4096), ("llama2_lm_head_odd", 4096, 32001, 4096),
+    ("llama3_up_m4096", 4096, 14336, 4096), ("llama3_down_m4096", 4096, 4096, 14336),
+    ("bert_qkv", 4096, 2304, 768), ("decode_m32", 32, 4096, 4096), ("decode_m32_odd", 32, 4097, 4096),
+    ("n_mod8_2", 4096, 4098, 4096), ("k_mod8_4", 4096, 4096, 4100), ("n_mod8_6", 2048, 2054, 2048),
+    ("square", 5120, 5120, 5120), ("wide_n", 2048, 16384, 2048), ("wide_k", 2048, 2048, 16384),
 ]
 
 
@@ -136,7 +152,7 @@ def shapes():
         us, reps = graphed([lambda: torch.matmul(x, w.t(), out=y)])
         rows.append([label, m, n, k, f"{us:.3f}", f"{2.0 * m * n * k / us / 1e6:.2f}", reps])
         del x, w, y
-        print(f"{label} {m}x{n}x{k}: {us:.1f} us {2.0 * m * n * k / us / 1e6:.1f} TFLOP/s", flush=True)
+        print(f"{label} {m}x{n}x{k} done", flush=True)
     write("cublas_shapes.csv", ["label", "m", "n", "k", "time_us", "tflops", "repeats"], rows)
 
 
@@ -169,7 +185,7 @@ def attention():
             scale = 1.0 / math.sqrt(d)
             us, reps = graphed([lambda: naive_attention(q, k, v, scale)], min_ms=1.0, max_reps=50, min_reps=2)
             rows.append(["naive_pytorch", B, H, T, d, f"{us:.3f}", f"{flops / us / 1e6:.2f}", reps])
-            print(f"attention T={T} d={d}: " + ", ".join(f"{r[0]} {r[5]} us" for r in rows[-4:]), flush=True)
+            print(f"attention T={T} d={d} done", flush=True)
             del q, k, v
             torch.cuda.empty_cache()
     write("attention.csv", ["kernel", "b", "h", "t", "d", "time_us", "tflops", "repeats"], rows)

@@ -20,11 +20,15 @@ if [ -n "$GT" ] && [ -x "$GT/bin/gtsim" ]; then  # the model's first shot, on th
   export LD_LIBRARY_PATH=$GT/lib:${LD_LIBRARY_PATH:-} GTSIM_DATA=$PWD GTSIM_COMMIT=${GTSIM_COMMIT:-unknown}
   "$GT/bin/gtsim" --version || true
   FS_SHAPES=${FS_SHAPES:-}
+  # the config of the GPU the batch runs on: an H200's own, else the H100's
+  FS_HW=$PWD/hw_configs/h100-sxm.yaml
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && FS_HW=$PWD/hw_configs/h200-sxm.yaml
+  echo "first shot on $FS_HW"
   ( mkdir -p /tmp/fs && cd /tmp/fs && for s in $FS_SHAPES; do echo "$s"; done |
-      xargs -P 14 -I{} sh -c 'mkdir -p /tmp/fs/{} && cd /tmp/fs/{} && timeout ${FS_TIMEOUT:-240} bash '"$PWD"'/validation/library_first_shot.sh '"$GT"'/bin/gtsim '"$PWD"'/hw_configs/h100-sxm.yaml /tmp/fs/{} {} > log 2>&1' ) &
+      xargs -P 14 -I{} sh -c 'mkdir -p /tmp/fs/{} && cd /tmp/fs/{} && timeout ${FS_TIMEOUT:-240} bash '"$PWD"'/validation/library_first_shot.sh '"$GT"'/bin/gtsim '"$FS_HW"' /tmp/fs/{} {} > log 2>&1' ) &
   FS_PID=$!
 fi
-run python3 validation/cuda/library_batch.py "$D"
+run python3 validation/cuda/library_batch.py "$D" ${N0:-64} ${N1:-4096}
 pack
 if [ -f validation/cuda/gemm_wgmma_twin.cu ] && [ "${TWIN:-1}" = 1 ]; then
   run bash validation/cuda/build_wgmma_twin.sh /tmp/twin && {
@@ -37,7 +41,7 @@ if [ -f validation/cuda/gemm_wgmma_twin.cu ] && [ "${TWIN:-1}" = 1 ]; then
   }
   pack
 fi
-[ "${NCU:-1}" = 1 ] && run timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,dram__bytes_read.sum,dram__bytes_write.sum \
+[ "${NCU:-1}" = 1 ] && run timeout ${NCU_TIMEOUT:-240} ncu --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,dram__bytes_read.sum,dram__bytes_write.sum \
   --csv --log-file "$D/ncu_library.csv" python3 validation/cuda/library_ncu.py > "$D/problems.csv" 2> "$D/ncu_library.err"
 tail -c 400 "$D/ncu_library.err"; wc -l "$D/ncu_library.csv" "$D/problems.csv"
 pack
@@ -53,9 +57,12 @@ echo "== summary"
 python3 - "$D" <<'PY'
 import csv, sys
 d = sys.argv[1]
-rows = list(csv.DictReader(open(f"{d}/cublas_square.csv")))
+import os
+rows = list(csv.DictReader(open(f"{d}/cublas_square.csv"))) if os.path.exists(f"{d}/cublas_square.csv") else []
+print("square rows", len(rows))
 for r in rows:
     if int(r["n"]) in (64, 256, 512, 1024, 1792, 1793, 2048, 2049, 3072, 4096): print("sq", r["n"], r["time_us"], r["tflops"])
 for f in ("cublas_shapes.csv", "attention.csv"):
+    if not os.path.exists(f"{d}/{f}"): continue
     for r in csv.DictReader(open(f"{d}/{f}")): print(f[:-4], *r.values())
 PY
