@@ -159,7 +159,8 @@ Runner add_workload(CLI::App& app) {
   app.add_flag("!--no-carry-l2", o->run.carry_l2, "every kernel on a fresh machine (cold L2)");
   app.add_option("--param", o->params, "workload param override NAME=VALUE, e.g. n=2^26 (repeatable)");
   app.add_option("--tile", o->run.gemm_tile,
-                 "GEMM tile for every matmul (BMxBN; GPU configs; default 128x128, as gtsim waves)");
+                 "mma.sync GEMM tile for every matmul, data-parallel, as gtsim waves runs it (BMxBN; GPU configs; "
+                 "default: the kernel gtsim gemm picks for each matmul)");
   app.add_option("--tiling", o->tiling,
                  "matmul tiling on a TPU config: BMxBKxBN, 0 = chosen by the lowering (default: the lowering's)");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
@@ -231,8 +232,8 @@ Runner add_compare(CLI::App& app) {
                  "config override PATH=VALUE applied to every --hw (repeatable); refused when a machine's config "
                  "has no such key");
   app.add_option("--tiling", o->tiling,
-                 "matmul tiling on the TPU machines: BMxBKxBN, 0 = chosen by the lowering (GPU machines keep "
-                 "their GEMM tile)");
+                 "matmul tiling on the TPU machines: BMxBKxBN, 0 = chosen by the lowering (GPU machines run the "
+                 "GEMM kernel gtsim gemm picks)");
   app.add_flag("--exact", o->cmp.gpu_exact, "GPU runs without sampling");
   app.add_option("--json", o->json, "write JSON to PATH ('-' = stdout)");
   app.add_option("--plot", o->plot,

@@ -395,12 +395,18 @@ ir::ParamValues gemm_reduce_params(const GemmPlan& p) {
   return v;
 }
 
+int64_t gemm_work_items(const GemmPlan& p) {
+  if (p.schedule == GemmSchedule::kSplitK || p.schedule == GemmSchedule::kAlign1) return p.tiles * p.ksplit;
+  if (p.schedule == GemmSchedule::kWarpSpecialized) return cdiv(p.tiles_m, std::max(p.tile.cluster, 1)) * p.tiles_n;
+  return p.tiles;
+}
+
+bool gemm_has_reduce(const GemmPlan& p) {
+  return (p.schedule == GemmSchedule::kSplitK || p.schedule == GemmSchedule::kAlign1) && p.ksplit > 1;
+}
+
 GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
-  const bool splitk = p.schedule == GemmSchedule::kSplitK || p.schedule == GemmSchedule::kAlign1;
-  const int64_t cl = std::max(p.tile.cluster, 1);
-  const int64_t items = splitk                                         ? p.tiles * p.ksplit
-                        : p.schedule == GemmSchedule::kWarpSpecialized ? cdiv(p.tiles_m, cl) * p.tiles_n
-                                                                       : p.tiles;
+  const int64_t items = gemm_work_items(p);
   const ir::Kernel& kernel = gemm_kernel(p);
   GemmTiming r;
   auto l2rd = [](const gpu::KernelResult& k) {
@@ -418,7 +424,7 @@ GemmTiming simulate_gemm(const ConfigNode& hw, const GemmPlan& p, bool exact) {
   r.sampled = k.sampling.fraction_simulated < 1.0;
   r.fraction_simulated = k.sampling.fraction_simulated;
   r.estimated_error_pct = k.sampling.estimated_error_pct;
-  if (splitk && p.ksplit > 1) {  // the reduction launch: the workspace is in the L2, as on hardware
+  if (gemm_has_reduce(p)) {  // the reduction launch: the workspace is in the L2, as on hardware
     auto red = m.run(*ir::Program::build(kernel, gemm_reduce_params(p)));
     r.reduce_us = red.time_us;
     r.time_us += red.time_us;

@@ -103,7 +103,12 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
 // Parameters of the plan's kernel for a launch covering work items [base, base + count) (tiles, or
 // for split-k (tile, K slice) pairs: phase 0 of gemm_splitk.kir).
 ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count);
-// Split-k with ksplit > 1: the reduction launch (phase 1 of gemm_splitk.kir).
+// The work items of the plan's main launch: tiles, (tile, K slice) pairs for split-k and align1, a
+// cluster's tiles for warp-specialized; gemm_params(p, 0, gemm_work_items(p)) launches all of them.
+int64_t gemm_work_items(const GemmPlan& p);
+// True when the plan runs a second, reduction launch (split-k or align1 with ksplit > 1).
+bool gemm_has_reduce(const GemmPlan& p);
+// Split-k with ksplit > 1: the reduction launch (phase 1 of gemm_splitk.kir / gemm_align1.kir).
 ir::ParamValues gemm_reduce_params(const GemmPlan& p);
 // The parsed library kernels (cached per process): gemm_persistent.kir, and the plan's kernel
 // (gemm_persistent.kir, gemm_splitk.kir for split-k, gemm_fp32.kir for f32).

@@ -9,6 +9,7 @@
 #include "kernels_ir/graph/passes.hpp"
 #include "kernels_ir/parser.hpp"
 #include "models/analytic/gemm_plan.hpp"
+#include "models/analytic/gemm_select.hpp"
 #include "models/gpu/gpu_model.hpp"
 #include "models/gpu/specs.hpp"
 #include "sim/data_dir.hpp"
@@ -107,10 +108,23 @@ Measured run_gemm(gpu::GpuModel& m, const WorkloadRunOptions& opt, const ConfigN
     throw InputError(
         op.pos, "matmul '" + op.name + "': no e5m2 GEMM kernel, expected bf16, f16, tf32, fp8 (e4m3) or f32 operands");
   const std::string dt(ir::dtype_name(op.dtype));
-  GemmPlan p = plan_gemm(hw, op.mm.batch * op.mm.M, op.mm.N, op.mm.K,
-                         parse_tile(opt.gemm_tile.empty() ? default_gemm_tile(dt) : opt.gemm_tile, dt),
-                         GemmSchedule::kDataParallel, 0, dt);
-  return run_on(m, *ir::Program::build(gemm_kernel(p), gemm_params(p, 0, p.tiles), place));
+  const int64_t M = op.mm.batch * op.mm.M;
+  // Without --tile, the kernel a library would pick (`gtsim gemm`'s analytic ranking: Hopper's TMA +
+  // wgmma kernel, the align1 fallback, split-k, ...); with it, that mma.sync tile data-parallel.
+  const GemmPlan p = opt.gemm_tile.empty() ? rank_gemm_candidates(hw, M, op.mm.N, op.mm.K, dt).front().plan
+                                           : plan_gemm(hw, M, op.mm.N, op.mm.K, parse_tile(opt.gemm_tile, dt),
+                                                       GemmSchedule::kDataParallel, 0, dt);
+  Measured me = run_on(m, *ir::Program::build(gemm_kernel(p), gemm_params(p, 0, gemm_work_items(p)), place));
+  if (gemm_has_reduce(p)) {  // split-K's reduction launch, on the same machine (its workspace in the L2)
+    const Measured red = run_on(m, *ir::Program::build(gemm_kernel(p), gemm_reduce_params(p), place));
+    me.time_us += red.time_us, me.launch_us += red.launch_us;
+    me.rd += red.rd, me.wr += red.wr;
+    me.dirty_end = red.dirty_end;
+    me.sampled = me.sampled || red.sampled;
+  }
+  me.kernel = p.tile_name() + " " + schedule_name(p.schedule) +
+              (gemm_has_reduce(p) ? " split " + std::to_string(p.ksplit) : "") + " (" + gemm_kernel_file(p) + ")";
+  return me;
 }
 
 Measured run_flash(gpu::GpuModel& m, const wl::Op& op, const ir::BufferPlacement& place) {
@@ -139,7 +153,14 @@ ir::BufferPlacement place_op(const wl::Op& op, Placement& pl) {
   };
   switch (op.kind) {
     case wl::OpKind::kMatmul:
-      m = {{"A", in(0)}, {"B", in(1)}, {"C", out(0)}, {"Cacc", pl.region(op.name + ".acc")}};
+      m = {
+          {"A", in(0)},
+          {"B", in(1)},
+          {"C", out(0)},
+          {"Cacc", pl.region(op.name + ".acc")},
+          // split-k's fp32 partials, K slices x M x N x 4 bytes: room for up to 1024 slices (address
+          // space only; the model touches what the kernel writes)
+          {"W", pl.add(op.name + ".splitk_workspace", (op.outputs.empty() ? 1 : op.outputs[0].elements()) * 4 * 1024)}};
       break;
     case wl::OpKind::kAttention:
       if (op.attn.backward) {
@@ -287,6 +308,13 @@ WorkloadReport run_workload(const ConfigNode& hw, const wl::Workload& input, con
     o << buf;
   }
   o << "\n";
+  // which GEMM kernel each matmul ran: the library's pick (`gtsim gemm`) unless --tile fixed one
+  std::string gemms;
+  for (const auto& k : rep.kernels)
+    if (k.kind == "matmul") gemms += (gemms.empty() ? "" : "; ") + k.op + " " + k.kernel;
+  if (!gemms.empty())
+    o << "GEMM kernels (" << (opt.gemm_tile.empty() ? "as gtsim gemm picks" : "--tile " + opt.gemm_tile)
+      << "): " << gemms << "\n";
   nlohmann::json pj = nlohmann::json::array();
   for (const auto& p : passes)
     pj.push_back({{"pass", p.pass}, {"ops_before", p.ops_before}, {"ops_after", p.ops_after}, {"notes", p.notes}});

@@ -21,7 +21,8 @@ struct WorkloadRunOptions {
   bool cuda_graph = false;  // one launch for the whole sequence: no per-kernel launch gaps
   bool carry_l2 = true;     // false: every kernel on a fresh machine (cold L2), for comparison
   bool exact = false;       // no sampling (models/gpu/sampler.hpp): every CTA and loop iteration simulated
-  std::string gemm_tile;    // BMxBN for every matmul; empty: default_gemm_tile of its dtype (as `gtsim waves`)
+  std::string gemm_tile;    // BMxBN (mma.sync, data-parallel, as `gtsim waves`) for every matmul; empty: the
+                            // kernel `gtsim gemm` picks for each (rank_gemm_candidates' best score)
   std::optional<gpu::TimelineOptions> timeline;  // record a timeline (`--trace`): WorkloadReport::timeline
 };
 

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic/gemm_plan.hpp"
+#include "models/analytic/gemm_select.hpp"
 #include "models/analytic/roofline.hpp"
 #include "models/analytic/waves.hpp"
 #include "models/analytic/workload_run.hpp"
+#include "models/gpu/specs.hpp"
 #include "sim/config.hpp"
 #include "tests/test_paths.hpp"
 
@@ -197,35 +199,53 @@ std::shared_ptr<ConfigNode> a100_16sms(uint64_t l2_bytes = 0) {
   if (l2_bytes) sets.push_back("l2.size_bytes=" + std::to_string(l2_bytes));
   return ConfigNode::load_file(src("hw_configs/a100-40gb.yaml"), sets);
 }
-analytic::WorkloadReport gemm_workload(const ConfigNode& hw, int64_t n, bool exact = false) {
+analytic::WorkloadReport gemm_workload(const ConfigNode& hw, int64_t n, bool exact = false,
+                                       const std::string& tile = "") {
   auto w = wl::Workload::load_string(
       "name: mm\nparams: {n: 1024}\ntensors:\n  a: {dtype: bf16, shape: [n, n]}\n  b: {dtype: bf16, shape: [n, n]}\n"
       "ops:\n  - {name: mm, op: matmul, a: a, b: b, out: c}\n",
       "mm.yaml", {{"n", n}});
   analytic::WorkloadRunOptions o;
   o.exact = exact;
+  o.gemm_tile = tile;
   return analytic::run_workload(hw, w, o);
 }
 }  // namespace
 
-// One number for one question: `waves` and `workload` run the same GEMM with the same default tile on
-// the same engine, so they give the same time and DRAM bytes: within 1% exact; by default (sampled
-// where sampling engages, each at its own addresses) the time within 1% and the bytes within 6%.
-TEST(OneStory, WavesAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
-  auto hw = a100_16sms();
-  for (bool exact : {true, false}) {
-    analytic::WavesRequest r;
-    r.M = r.N = r.K = 1024;
-    r.suggestions = false;
-    r.exact = exact;
-    auto w = analytic::waves(*hw, r);
-    auto k = gemm_workload(*hw, 1024, exact);
-    ASSERT_EQ(k.kernels.size(), 1u);
-    EXPECT_NEAR(w.json["time_us"].get<double>() / k.kernels[0].time_us, 1.0, 0.01) << w.text << k.text;
-    EXPECT_NEAR(double(w.json["dram_bytes"].get<uint64_t>()) /
-                    double(k.kernels[0].dram_read_bytes + k.kernels[0].dram_write_bytes),
-                1.0, exact ? 0.01 : 0.06)
-        << (exact ? "exact " : "sampled ") << w.text << k.text;
+// One number for one question: a workload's matmul runs the kernel `gtsim gemm` picks (the library's
+// choice), and with `--tile` the mma.sync tile `gtsim waves` runs, on the same engine, so each pair
+// gives the same time and DRAM bytes: within 1% exact; by default (sampled where sampling engages, each
+// at its own addresses) the time within 1% and the bytes within 6%.
+TEST(OneStory, WavesGemmAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
+  for (const char* file : {"a100", "h100"}) {
+    auto hw = std::string(file) == "a100" ? a100_16sms() : ConfigNode::load_file(src("hw_configs/h100-sxm.yaml"));
+    for (bool exact : {true, false}) {
+      analytic::WavesRequest r;
+      r.M = r.N = r.K = 1024;
+      r.suggestions = false;
+      r.exact = exact;
+      auto w = analytic::waves(*hw, r);
+      // a workload's kernels run back to back in a stream: each pays the stream's gap besides its launch
+      const double gap = gpu::GpuSpecs::parse(*hw).launch.stream_gap_us;
+      auto k = gemm_workload(*hw, 1024, exact, "128x128");
+      ASSERT_EQ(k.kernels.size(), 1u);
+      EXPECT_NEAR(w.json["time_us"].get<double>() / (k.kernels[0].time_us - gap), 1.0, 0.01)
+          << file << w.text << k.text;
+      EXPECT_NEAR(double(w.json["dram_bytes"].get<uint64_t>()) /
+                      double(k.kernels[0].dram_read_bytes + k.kernels[0].dram_write_bytes),
+                  1.0, exact ? 0.01 : 0.06)
+          << file << (exact ? " exact " : " sampled ") << w.text << k.text;
+      const auto g = analytic::select_gemm(*hw, 1024, 1024, 1024, "bf16", false, exact);
+      const auto lib = gemm_workload(*hw, 1024, exact);
+      ASSERT_EQ(lib.kernels.size(), 1u);
+      EXPECT_NE(lib.kernels[0].kernel.find(analytic::gemm_kernel_file(g.plan)), std::string::npos)
+          << lib.kernels[0].kernel;
+      EXPECT_NEAR(g.timing.time_us / (lib.kernels[0].time_us - gap), 1.0, 0.01) << file << lib.text;
+      EXPECT_NEAR(
+          double(g.timing.dram_bytes) / double(lib.kernels[0].dram_read_bytes + lib.kernels[0].dram_write_bytes), 1.0,
+          exact ? 0.01 : 0.06)
+          << file << lib.text;
+    }
   }
 }
 
@@ -233,7 +253,9 @@ TEST(OneStory, WavesAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
 // not fit a 2 MiB L2, so the second wave reads the panels the first read again; a 4 MiB L2 holds them
 // (the reads fall to about the compulsory 4 MiB), and an 8 MiB one has little left to gain.
 TEST(OneStory, DoublingTheL2CutsAGemmsDramReadsUntilItsOperandsFit) {
-  auto reads = [](uint64_t l2) { return double(gemm_workload(*a100_16sms(l2), 1024).kernels[0].dram_read_bytes); };
+  auto reads = [](uint64_t l2) {
+    return double(gemm_workload(*a100_16sms(l2), 1024, false, "128x128").kernels[0].dram_read_bytes);
+  };
   const double small = reads(2u << 20), fits = reads(4u << 20), big = reads(8u << 20);
   EXPECT_LT(fits / small, 0.92) << small << " -> " << fits << " bytes";
   EXPECT_GT(big / fits, 0.9) << fits << " -> " << big << " bytes";

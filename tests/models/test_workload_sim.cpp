@@ -147,7 +147,9 @@ ops:
 }
 
 // Eager PyTorch runs naive attention as six kernels (QK^T, scale, cast to f32, f32 softmax, cast back,
-// PV): three more passes over the T x T scores than the three-kernel form, so further from flash.
+// PV): three more passes over the T x T scores than the three-kernel form, so further from flash. The
+// matmuls run the kernel a library picks (on Hopper TMA + wgmma) while the flash kernel is FA2's
+// mma.sync, so the three-kernel form's margin over flash is its scores' traffic and launches.
 TEST(WorkloadSim, EagerPyTorchNaiveAttentionIsSlowerThanTheThreeKernelFormAndFlash) {
   auto hw = workload_sim_h200();
   auto time_of = [&](const std::string& yaml) {
@@ -164,5 +166,5 @@ TEST(WorkloadSim, EagerPyTorchNaiveAttentionIsSlowerThanTheThreeKernelFormAndFla
   EXPECT_EQ(three_kernels, 3u);
   EXPECT_EQ(flash_kernels, 1u);
   EXPECT_GT(eager / three, 1.2) << eager << " vs " << three << " us";
-  EXPECT_GT(three / flash, 1.5) << three << " vs " << flash << " us";
+  EXPECT_GT(three / flash, 1.2) << three << " vs " << flash << " us";
 }
