@@ -369,6 +369,7 @@ void Compiler::shared_arrays() {
     }
     shared_[s.name] = int(shared_off_.size());
     shared_off_.push_back(off);
+    shared_count_.push_back(uint64_t(n));
     off += uint64_t(n) * uint64_t(dtype_bytes(s.dtype));
     if (off > uint64_t(kMaxShared)) {
       error(s.loc, "shared arrays total more than 2^31 bytes, expected at most the machine's shared memory");

@@ -34,6 +34,7 @@ class Compiler {
   std::unordered_map<std::string, Binding> regs_;
   std::unordered_map<std::string, int> bufs_, shared_;
   std::vector<uint64_t> shared_off_;
+  std::vector<uint64_t> shared_count_;  // elements per shared array (an mbarrier array: its pipeline's stages)
   std::vector<std::string> divergent_;  // enclosing lane-varying ifs / loops, described
   std::vector<uint32_t> loops_;         // enclosing loops (code index of kLoopInit)
   // loop -> its hidden counter register (the predicate register is the next id)

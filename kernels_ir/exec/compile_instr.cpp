@@ -1,5 +1,6 @@
 // AST -> Program::Impl: statements (flat code with jumps) and instructions (DynInst templates).
 #include <algorithm>
+#include <numeric>
 
 #include "kernels_ir/exec/compile.hpp"
 #include "kernels_ir/printer.hpp"
@@ -333,7 +334,15 @@ void Compiler::instr(const Instr& in, const Loc& loc) {
   if (ci.op == OpClass::kBarSync && nest_ > 0 && !divergent_.empty()) {
   }
   if ((ci.op == OpClass::kMma || ci.op == OpClass::kWgmma) && dead_ == 0) P.tensor_cores = true;
-  if (ci.op == OpClass::kMbarWait) P.uses_mbarriers = true;
+  if (ci.op == OpClass::kMbarWait) {
+    // a pipeline of S stages waits on barrier g % S at iteration g, each use flipping its phase: the
+    // stage and parity pattern repeats every 2 S iterations (S: the waited array's length)
+    P.uses_mbarriers = true;
+    uint64_t len = 24;  // not an array element: 48 iterations, the old quantum
+    if (!in.srcs.empty() && in.srcs[0].op == ExprOp::kIndex && shared_.count(in.srcs[0].name))
+      len = std::max<uint64_t>(1, shared_count_[size_t(shared_[in.srcs[0].name])]);
+    P.mbar_period = std::lcm(P.mbar_period, 2 * len);
+  }
   P.insts.push_back(ci);
   P.infos.push_back(StaticInstInfo{ci.op, print_instr(in), SourceLoc{k_.file, loc.line, loc.col}});
   P.loop_of_inst.push_back(loops_.empty() ? kNoExpr : loops_.back());

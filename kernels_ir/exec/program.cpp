@@ -81,9 +81,9 @@ Program::SamplingLoop Program::sampling_loop() const {
   s.loop = impl_->sample_loop;
   s.bra = lc.bra;
   s.unroll = lc.unroll;
-  // mbarrier phases flip once per use: a skip of a multiple of 48 iterations returns every stage of
-  // a 1, 2, 3, 4, 6, 8, 12, 16, 24 or 48-stage pipeline to the same stage and parity
-  s.quantum = impl_->uses_mbarriers ? uint32_t(std::lcm<uint64_t>(48, lc.unroll) / lc.unroll) : 1;
+  // mbarrier phases flip once per use: a skip of a multiple of 2 x the stages (the waited mbarrier
+  // arrays' lengths, Compiler::instr) returns every stage of the pipeline to the same stage and parity
+  s.quantum = impl_->uses_mbarriers ? uint32_t(std::lcm<uint64_t>(impl_->mbar_period, lc.unroll) / lc.unroll) : 1;
   return s;
 }
 

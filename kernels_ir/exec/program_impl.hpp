@@ -143,6 +143,7 @@ struct Program::Impl {
   std::vector<uint32_t> loop_of_inst;  // innermost loop (code index of its kLoopInit) per static inst, or kNoExpr
   uint32_t sample_loop = kNoExpr;      // loop_ctl index of the loop sampling fast-forwards, or none
   bool uses_mbarriers = false;         // an mbarrier wait: skips keep its phase parity (Program::sampling_loop)
+  uint64_t mbar_period = 1;            // lcm over waited mbarrier arrays of 2 x their length (stage and parity)
 };
 
 uint64_t splitmix64(uint64_t& s);

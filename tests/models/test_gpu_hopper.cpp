@@ -139,5 +139,28 @@ TEST(WgmmaGemm, AWarpSpecializedWgmmaGemmOutrunsTheMmaSyncKernelOnHopper) {
   EXPECT_LT(wg.cycles * 1.3, double(mma.cycles)) << "wgmma " << wg.cycles << " mma.sync " << mma.cycles;
 }
 
+// The producer warp and the consumer warpgroups share one k-loop (each warp its own branch), so the
+// sampler fast-forwards a warp-specialized GEMM as it does the mma.sync ones, in skips of a whole number
+// of the pipeline's 2 x STAGES iterations (every mbarrier back at its stage and phase parity); skipped
+// work must leave the time and the DRAM bytes within 2% of the exact run.
+TEST(WgmmaGemm, SamplingTheWarpSpecializedPipelineStaysWithinTwoPercentOfExact) {
+  auto p = testing::lib_kernel("gemm_wgmma",
+                               {{"M", 1024}, {"N", 1024}, {"K", 16384}, {"CLUSTER", 2}, {"GRID", 16}});
+  auto run = [&](bool exact) {
+    auto root = testing::load_hw("h100-sxm", {"sm.count=16"});
+    GpuModel model(*root);
+    SamplingPolicy sp;
+    sp.exact = exact;
+    model.set_sampling(sp);
+    return model.run(*p);
+  };
+  const KernelResult sampled = run(false), exact = run(true);
+  EXPECT_LT(sampled.sampling.fraction_simulated, 0.9);  // the sampler engaged
+  EXPECT_NEAR(double(sampled.cycles) / double(exact.cycles), 1.0, 0.02);
+  EXPECT_NEAR(double(sampled.dram_read_bytes + sampled.dram_write_bytes) /
+                  double(exact.dram_read_bytes + exact.dram_write_bytes),
+              1.0, 0.02);
+}
+
 }  // namespace
 }  // namespace gtsim::gpu
