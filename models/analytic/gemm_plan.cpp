@@ -169,7 +169,7 @@ namespace {
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 uint32_t smem_bytes(const GemmTile& t, int elem_bytes, GemmSchedule sched) {
   if (sched == GemmSchedule::kWarpSpecialized)  // gemm_wgmma.kir: unpadded swizzled stages, 2 mbarriers each
-    return uint32_t(t.stages * (t.bm * t.bk + t.bk * t.bn) * 2 + 16 * t.stages + 96);
+    return uint32_t(t.stages * (t.bm * t.bk + t.bk * t.bn) * elem_bytes + 16 * t.stages + 96);
   if (t.tm > 0) return uint32_t((t.bm * t.bk + t.bk * t.bn) * 4);  // gemm_fp32.kir
   if (sched == GemmSchedule::kAlign1)  // gemm_align1.kir: two stages, rows padded by 16 bytes
     return uint32_t(2 * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8)) * 2 + t.warps_m * 16 * (t.bn + 4) * 4);
@@ -219,8 +219,9 @@ nlohmann::json GemmPlan::to_json() const {
   return j;
 }
 
-GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile, GemmSchedule sched,
-                   int64_t split, const std::string& dtype) {
+GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile_arg,
+                   GemmSchedule sched, int64_t split, const std::string& dtype) {
+  GemmTile tile = tile_arg;
   if (M < 1 || N < 1 || K < 1) throw InputError(SourcePos{"--gemm", 0, 0}, "GEMM dimensions must be >= 1");
   const std::string dt = canonical_gemm_dtype(dtype);
   const bool fp32 = dt == "f32";
@@ -242,18 +243,24 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
   hw.mark_used_recursively();
   const bool ws = sched == GemmSchedule::kWarpSpecialized;
   if (ws) {
-    if (dt != "bf16")
+    if (dt != "bf16" && dt != "e4m3")
       throw InputError(SourcePos{"--schedule", 0, 0},
-                       "warp-specialized (gemm_wgmma.kir) is bf16 only, got dtype " + dt);
-    if (specs.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] <= 0)
+                       "warp-specialized (gemm_wgmma.kir) is bf16 or e4m3 (fp8), got dtype " + dt);
+    const auto ir_dt = ir::parse_dtype(dt);
+    if (!ir_dt || specs.sm.tensor.wgmma_flops_per_cycle[size_t(*ir_dt)] <= 0)
       throw InputError(SourcePos{"--schedule", 0, 0},
                        "this machine (" + specs.name +
-                           ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no bf16 rate), "
-                           "expected a Hopper config for warp-specialized");
-    if (K % 8 != 0 || N % 8 != 0)
+                           ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no " + dt +
+                           " rate), expected a Hopper config for warp-specialized");
+    // TMA's 16-byte rows: A's rows are K long, B's N (bf16, row-major) or K (e4m3, K-major); C's
+    // epilogue stores 16-byte rows of N bf16
+    const int64_t row_elems = 16 / es;
+    if (K % row_elems != 0 || N % 8 != 0)
       throw InputError(SourcePos{"--schedule", 0, 0},
-                       "warp-specialized needs TMA's 16-byte rows: K and N multiples of 8 bf16, got K = " +
-                           std::to_string(K) + ", N = " + std::to_string(N));
+                       "warp-specialized needs TMA's 16-byte rows: K a multiple of " + std::to_string(row_elems) +
+                           " and N of 8 " + dt + " elements, got K = " + std::to_string(K) +
+                           ", N = " + std::to_string(N));
+    tile.bk = tile_arg.bk * 2 / es;  // the menu's BK is bf16's (64): the same 128-byte rows of K
   }
   if (!fp32 && !ws) {  // the simulator would stop at the first mma.sync: say so before planning
     auto ir_dt = ir::parse_dtype(dt);
@@ -346,6 +353,7 @@ ir::ParamValues gemm_params(const GemmPlan& p, int64_t base, int64_t count) {
     return {{"M", p.M},
             {"N", p.N},
             {"K", p.K},
+            {"DT", gemm_dt_param(p.dtype)},
             {"BM", t.bm},
             {"BN", t.bn},
             {"BK", t.bk},

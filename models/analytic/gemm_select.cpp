@@ -211,7 +211,10 @@ std::vector<GemmCandidate> rank_gemm_candidates(const ConfigNode& hw, int64_t M,
   // Hopper's own kernels (TMA + wgmma) where the machine has wgmma and TMA's 16-byte rows hold, as
   // cuBLAS runs its nvjet_sm90 kernels on aligned shapes and its align1 mma.sync kernels otherwise.
   const auto g = gpu::GpuSpecs::parse(hw);
-  if (dt == "bf16" && g.sm.tensor.wgmma_flops_per_cycle[size_t(ir::DType::kBf16)] > 0 && K % 8 == 0 && N % 8 == 0)
+  // (e4m3: Hopper's fp8 wgmma, K-major B, 16-byte rows of 16 elements)
+  const auto wdt = ir::parse_dtype(dt);
+  const bool tma_rows = dt == "bf16" ? K % 8 == 0 && N % 8 == 0 : K % 16 == 0 && N % 8 == 0;
+  if ((dt == "bf16" || dt == "e4m3") && wdt && g.sm.tensor.wgmma_flops_per_cycle[size_t(*wdt)] > 0 && tma_rows)
     for (const auto& t : gemm_wgmma_menu()) add(t, GemmSchedule::kWarpSpecialized);
   // Rows that break 16-byte alignment: cuBLAS's align1 kernels (mma.sync, element loads pipelined
   // through registers), whole or split in 2 .. 4 K slices.

@@ -154,18 +154,21 @@ TEST(GemmSelect, EveryCandidateCanLaunch) {
       EXPECT_LT(x.score_us, 1e9);
       EXPECT_FALSE(x.why.empty());
       EXPECT_EQ(x.plan.dtype, analytic::canonical_gemm_dtype(k.dtype));
-      if (x.plan.schedule == GemmSchedule::kSplitK || x.plan.schedule == GemmSchedule::kWarpSpecialized) {
+      if (x.plan.schedule == GemmSchedule::kSplitK) {
         EXPECT_EQ(x.plan.dtype, "bf16");
-        ws += x.plan.schedule == GemmSchedule::kWarpSpecialized;
+      } else if (x.plan.schedule == GemmSchedule::kWarpSpecialized) {
+        EXPECT_TRUE(x.plan.dtype == "bf16" || x.plan.dtype == "e4m3") << x.plan.dtype;
+        ++ws;
       } else {
         ++plain;
       }
     }
     // f32 runs data-parallel only (gemm_fp32.kir); the tensor-core dtypes both schedules; Hopper's bf16
-    // also the warp-specialized menu (1024^3 is aligned)
+    // and e4m3 also the warp-specialized menu (every shape here with wgmma is aligned)
     const size_t menu = analytic::gemm_tile_menu(k.dtype).size();
     EXPECT_EQ(plain, std::string(k.dtype) == "f32" ? menu : 2 * menu) << k.hw << " " << k.dtype;
-    const bool hopper_bf16 = std::string(k.hw) != "a100-40gb.yaml" && std::string(k.dtype) == "bf16";
+    const bool hopper_bf16 = std::string(k.hw) != "a100-40gb.yaml" &&
+                             (std::string(k.dtype) == "bf16" || std::string(k.dtype) == "e4m3");
     EXPECT_EQ(ws, hopper_bf16 ? analytic::gemm_wgmma_menu().size() : 0u) << k.hw << " " << k.dtype;
     for (size_t i = 1; i < c.size(); ++i) EXPECT_LE(c[i - 1].score_us, c[i].score_us);
   }
@@ -256,6 +259,27 @@ TEST(GemmSelect, ALeadingDimensionThatBreaksTmasSixteenByteRowsFallsBackToMmaSyn
   }
   // M is no leading dimension (row-major C and A rows are K long): an odd M keeps TMA
   EXPECT_EQ(rank("h100-sxm.yaml", 4095, 4096, 4096)[0].plan.schedule, GemmSchedule::kWarpSpecialized);
+}
+
+// fp8 on Hopper: cuBLAS runs e4m3 GEMMs on wgmma (K-major B, 16-byte rows of 16 elements); the
+// ranking offers the warp-specialized kernel at the e4m3 wgmma rate, twice bf16's, with BK = 128
+// (128-byte rows), and refuses it where K is not a multiple of 16 elements.
+TEST(GemmSelect, OnHopperAnFp8GemmRunsTheWgmmaKernelAtTwiceTheBf16Rate) {
+  const auto f8 = rank("h100-sxm.yaml", 4096, 4096, 4096, "e4m3");
+  const auto b16 = rank("h100-sxm.yaml", 4096, 4096, 4096, "bf16");
+  ASSERT_FALSE(f8.empty());
+  EXPECT_EQ(f8[0].plan.schedule, GemmSchedule::kWarpSpecialized) << f8[0].why;
+  EXPECT_EQ(f8[0].plan.tile.bk, 128);
+  for (const auto& x : b16) {
+    if (x.plan.schedule == GemmSchedule::kWarpSpecialized && x.plan.tile_name() == f8[0].plan.tile_name()) {
+      EXPECT_NEAR(f8[0].compute_us / x.compute_us, 0.5, 0.01);
+    }
+  }
+  for (const auto& x : rank("h100-sxm.yaml", 4096, 4096, 4104, "e4m3"))  // K = 4104: 8 but not 16
+    EXPECT_NE(x.plan.schedule, GemmSchedule::kWarpSpecialized);
+  EXPECT_THROW(analytic::plan_gemm(*machine("h100-sxm.yaml"), 4096, 4096, 4104, analytic::gemm_wgmma_menu()[0],
+                                   GemmSchedule::kWarpSpecialized, 0, "e4m3"),
+               InputError);
 }
 
 TEST(GemmSelect, AnAmpereMachineHasNoWarpSpecializedCandidate) {
