@@ -443,7 +443,8 @@ void Compiler::operands(const Instr& in, const OpDesc& d, CInst& ci, std::vector
       for (size_t i = 0; i < 3 && i + 2 < s.size(); ++i) {
         ci.box[i] = expr(s[i + 2], &rr);
         if (cx(ci.box[i]).u == Uniformity::kVarying)
-          error(s[i + 2].loc, std::string(kBox[i]) + " of " + in.mnemonic + " vary across lanes, expected a warp-uniform value");
+          error(s[i + 2].loc,
+                std::string(kBox[i]) + " of " + in.mnemonic + " vary across lanes, expected a warp-uniform value");
       }
       return;  // no register operands
     }

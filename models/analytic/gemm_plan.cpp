@@ -219,8 +219,8 @@ nlohmann::json GemmPlan::to_json() const {
   return j;
 }
 
-GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile_arg,
-                   GemmSchedule sched, int64_t split, const std::string& dtype) {
+GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const GemmTile& tile_arg, GemmSchedule sched,
+                   int64_t split, const std::string& dtype) {
   GemmTile tile = tile_arg;
   if (M < 1 || N < 1 || K < 1) throw InputError(SourcePos{"--gemm", 0, 0}, "GEMM dimensions must be >= 1");
   const std::string dt = canonical_gemm_dtype(dtype);
@@ -248,18 +248,17 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
                        "warp-specialized (gemm_wgmma.kir) is bf16 or e4m3 (fp8), got dtype " + dt);
     const auto ir_dt = ir::parse_dtype(dt);
     if (!ir_dt || specs.sm.tensor.wgmma_flops_per_cycle[size_t(*ir_dt)] <= 0)
-      throw InputError(SourcePos{"--schedule", 0, 0},
-                       "this machine (" + specs.name +
-                           ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no " + dt +
-                           " rate), expected a Hopper config for warp-specialized");
+      throw InputError(SourcePos{"--schedule", 0, 0}, "this machine (" + specs.name +
+                                                          ") has no wgmma (sm.tensor.wgmma_flops_per_cycle has no " +
+                                                          dt + " rate), expected a Hopper config for warp-specialized");
     // TMA's 16-byte rows: A's rows are K long, B's N (bf16, row-major) or K (e4m3, K-major); C's
     // epilogue stores 16-byte rows of N bf16
     const int64_t row_elems = 16 / es;
     if (K % row_elems != 0 || N % 8 != 0)
-      throw InputError(SourcePos{"--schedule", 0, 0},
-                       "warp-specialized needs TMA's 16-byte rows: K a multiple of " + std::to_string(row_elems) +
-                           " and N of 8 " + dt + " elements, got K = " + std::to_string(K) +
-                           ", N = " + std::to_string(N));
+      throw InputError(SourcePos{"--schedule", 0, 0}, "warp-specialized needs TMA's 16-byte rows: K a multiple of " +
+                                                          std::to_string(row_elems) + " and N of 8 " + dt +
+                                                          " elements, got K = " + std::to_string(K) +
+                                                          ", N = " + std::to_string(N));
     tile.bk = tile_arg.bk * 2 / es;  // the menu's BK is bf16's (64): the same 128-byte rows of K
   }
   if (!fp32 && !ws) {  // the simulator would stop at the first mma.sync: say so before planning

@@ -247,7 +247,7 @@ class Sm final : public Component, public mem::MemResponder {
   uint64_t barrier_free_ = 0;               // the SM's barrier unit: next cycle it takes an arrival (sm.barrier)
   uint64_t last_activity_ = 0;
   uint64_t outstanding_stores_ = 0;
-  std::vector<TmaCopy> tmas_;       // bulk copies in flight (slots reused: tma_free_)
+  std::vector<TmaCopy> tmas_;  // bulk copies in flight (slots reused: tma_free_)
   std::vector<uint32_t> tma_free_;
   uint32_t resident_ctas_ = 0, resident_warps_ = 0, next_sp_ = 0;
   uint64_t residency_since_ = 0;

@@ -167,8 +167,8 @@ TEST(GemmSelect, EveryCandidateCanLaunch) {
     // and e4m3 also the warp-specialized menu (every shape here with wgmma is aligned)
     const size_t menu = analytic::gemm_tile_menu(k.dtype).size();
     EXPECT_EQ(plain, std::string(k.dtype) == "f32" ? menu : 2 * menu) << k.hw << " " << k.dtype;
-    const bool hopper_bf16 = std::string(k.hw) != "a100-40gb.yaml" &&
-                             (std::string(k.dtype) == "bf16" || std::string(k.dtype) == "e4m3");
+    const bool hopper_bf16 =
+        std::string(k.hw) != "a100-40gb.yaml" && (std::string(k.dtype) == "bf16" || std::string(k.dtype) == "e4m3");
     EXPECT_EQ(ws, hopper_bf16 ? analytic::gemm_wgmma_menu().size() : 0u) << k.hw << " " << k.dtype;
     for (size_t i = 1; i < c.size(); ++i) EXPECT_LE(c[i - 1].score_us, c[i].score_us);
   }
@@ -233,7 +233,6 @@ TEST(GemmSelect, AutotuneSimulatesTheBestThreeAndKeepsTheFastest) {
   EXPECT_NE(at.reason.find("autotune"), std::string::npos);
 }
 
-
 // On Hopper, cuBLAS runs aligned GEMMs on its TMA + wgmma kernels (nvjet_sm90_*: warp-specialized,
 // persistent, clusters; validation/data/library/h100/b45/kernels_picked.csv) and sends a leading dimension that
 // breaks TMA's 16-byte rows to its align1 mma.sync kernels; on Ampere there is no wgmma at all.
@@ -286,9 +285,9 @@ TEST(GemmSelect, AnAmpereMachineHasNoWarpSpecializedCandidate) {
   for (const auto& x : rank("a100-40gb.yaml", 4096, 4096, 4096))
     EXPECT_NE(x.plan.schedule, GemmSchedule::kWarpSpecialized);
   const auto hw = machine("a100-40gb.yaml");
-  EXPECT_THROW(analytic::plan_gemm(*hw, 4096, 4096, 4096, analytic::gemm_wgmma_menu()[0],
-                                   GemmSchedule::kWarpSpecialized),
-               InputError);
+  EXPECT_THROW(
+      analytic::plan_gemm(*hw, 4096, 4096, 4096, analytic::gemm_wgmma_menu()[0], GemmSchedule::kWarpSpecialized),
+      InputError);
 }
 
 // A cluster of two CTAs reads each B box once through the L2 and multicasts it: per tile of BM x BN,

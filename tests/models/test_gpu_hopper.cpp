@@ -86,7 +86,8 @@ uint64_t wgmma_cycles(bool wait, int n_wgmma = 4) {
   buffer in : f32[128]
   buffer out : f32[128]
   reg acc[4]
-  loop i in 0 .. )" + std::to_string(n_wgmma) + R"( {
+  loop i in 0 .. )" +
+                  std::to_string(n_wgmma) + R"( {
     acc[i] = wgmma.m64n256k16.bf16.f32 da, db, acc[i]
   }
   wgmma.commit
@@ -162,8 +163,7 @@ TEST(WgmmaGemm, AnFp8GemmMovesHalfTheBytesAtTwiceTheTensorRate) {
 // work must leave the time and the DRAM bytes within 2% of the exact run. (Known: on a 16-SM variant
 // of the config, 1024^2 x 16384, the sampled time is 2.1% above exact while the estimate says 0.1%.)
 TEST(WgmmaGemm, SamplingTheWarpSpecializedPipelineStaysWithinTwoPercentOfExact) {
-  auto p = testing::lib_kernel("gemm_wgmma",
-                               {{"M", 2048}, {"N", 2048}, {"K", 16384}, {"CLUSTER", 2}, {"GRID", 132}});
+  auto p = testing::lib_kernel("gemm_wgmma", {{"M", 2048}, {"N", 2048}, {"K", 16384}, {"CLUSTER", 2}, {"GRID", 132}});
   auto run = [&](bool exact) {
     auto root = testing::load_hw("h100-sxm");
     GpuModel model(*root);
