@@ -38,12 +38,14 @@ Runner add_waves(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   app.add_option("--hw", o->hw, "machine config")->required();
   app.add_option("--gemm", o->gemm, "GEMM shape MxNxK")->required();
-  app.add_option("--tile", o->req.tile,
-                 "output tile BMxBN (default 128x128, as gtsim workload's matmuls), or auto (simulate the menu, keep "
-                 "the fastest)");
-  app.add_option("--schedule", o->req.schedule,
-                 "data-parallel | persistent | split-k | warp-specialized (Hopper: gemm_wgmma.kir, TMA + wgmma; tiles "
-                 "BMxBN[xC1|xC2])");
+  app.add_option(
+      "--tile", o->req.tile,
+      "output tile BMxBN, or auto (simulate the schedule's menu, keep the fastest); default: the kernel gtsim "
+      "gemm picks (tile, schedule, split), as gtsim workload's matmuls run, or 128x128 with --schedule");
+  app.add_option(
+      "--schedule", o->req.schedule,
+      "data-parallel (the default with --tile) | persistent | split-k | warp-specialized (Hopper: "
+      "gemm_wgmma.kir, TMA + wgmma; tiles BMxBN[xC1|xC2]) | align1 (gemm_align1.kir; tiles 256x128, 128x128)");
   app.add_option("--split", o->req.split, "split-k: K slices per output tile (default: the planner's choice)");
   app.add_option("--dtype", o->req.dtype,
                  "bf16 | f16 | tf32 | e4m3 (tensor-core mma.sync; aliases fp16, fp8) | f32 (CUDA-core FFMA, "

@@ -259,7 +259,7 @@ GemmPlan plan_gemm(const ConfigNode& hw, int64_t M, int64_t N, int64_t K, const 
                                                           std::to_string(row_elems) + " and N of 8 " + dt +
                                                           " elements, got K = " + std::to_string(K) +
                                                           ", N = " + std::to_string(N));
-    tile.bk = tile_arg.bk * 2 / es;  // the menu's BK is bf16's (64): the same 128-byte rows of K
+    tile.bk = 128 / es;  // 128-byte rows of K: bf16 64, e4m3 128
   }
   if (!fp32 && !ws) {  // the simulator would stop at the first mma.sync: say so before planning
     auto ir_dt = ir::parse_dtype(dt);

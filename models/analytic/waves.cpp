@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include "models/analytic/gemm_select.hpp"
 
 namespace gtsim::analytic {
 
@@ -108,11 +111,22 @@ std::vector<Candidate> candidates(const GemmPlan& p) {
 WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   WavesRequest req = request;
   req.dtype = canonical_gemm_dtype(req.dtype);  // fp16, fp8, fp32 -> f16, e4m3, f32
-  GemmSchedule sched = parse_schedule(req.schedule);
+  // Neither --tile nor --schedule: the kernel a library would pick (`gtsim gemm`'s analytic ranking),
+  // so `waves`, `gemm`, `workload` and `compare` answer one GEMM with one kernel.
+  const bool library = req.tile.empty() && req.schedule.empty();
+  std::optional<GemmPlan> pick;
+  if (library) {
+    pick = rank_gemm_candidates(hw, req.M, req.N, req.K, req.dtype).front().plan;
+    req.schedule = schedule_name(pick->schedule);
+    if (pick->schedule == GemmSchedule::kSplitK || pick->schedule == GemmSchedule::kAlign1) req.split = pick->ksplit;
+  }
+  GemmSchedule sched = parse_schedule(req.schedule.empty() ? "data-parallel" : req.schedule);
   std::vector<GemmTile> tiles;
-  const std::string tile = !req.tile.empty() ? req.tile : default_gemm_tile(req.dtype);
+  const std::string tile = library ? pick->tile_name() : !req.tile.empty() ? req.tile : default_gemm_tile(req.dtype);
   const bool ws = sched == GemmSchedule::kWarpSpecialized, a1 = sched == GemmSchedule::kAlign1;
-  if (tile == "auto")
+  if (library)
+    tiles = {pick->tile};
+  else if (tile == "auto")
     tiles = ws ? gemm_wgmma_menu() : a1 ? gemm_align1_menu() : gemm_tile_menu(req.dtype);
   else if (a1)
     tiles = {parse_align1_tile(tile)};
@@ -139,11 +153,13 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
     r.json["estimated_error_pct"] = best_t.estimated_error_pct;
     r.json["dram_bytes"] = best_t.dram_bytes;
     r.json["l2_read_bytes"] = best_t.l2_read_bytes;
-    if (sched == GemmSchedule::kSplitK) r.json["reduce_time_us"] = best_t.reduce_us;
+    if (best_t.reduce_us > 0 || sched == GemmSchedule::kSplitK) r.json["reduce_time_us"] = best_t.reduce_us;
   } else {
     r.json["time_us"] = nullptr;
   }
   if (tile == "auto") r.json["autotune"] = tried;
+  r.json["kernel"] = gemm_kernel_file(best);
+  r.json["model"] = library ? "the kernel gtsim gemm picks" : "the tile and schedule asked for";
   nlohmann::json sugg = nlohmann::json::array();
   if (req.suggestions) {
     auto suggest = [&](const GemmPlan& q, const std::string& kind, const std::string& why) {
@@ -163,8 +179,10 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
       if (req.simulate) s["time_us"] = simulate_gemm(hw, q, req.exact).time_us;
       sugg.push_back(s);
     };
-    for (const auto& c : candidates(best))
-      suggest(plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype), "pad", c.why);
+    for (const auto& c : candidates(best))  // the library's pick again for a padded shape
+      suggest(library ? rank_gemm_candidates(hw, c.M, c.N, c.K, req.dtype).front().plan
+                      : plan_gemm(hw, c.M, c.N, c.K, best.tile, sched, req.split, req.dtype),
+              "pad", c.why);
     for (const auto& a : alternatives(hw, best, sched, tile == "auto")) suggest(a.plan, a.kind, a.why);
     // fastest first when simulated (a padding that does not pay comes last)
     if (req.simulate)
@@ -175,12 +193,14 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
   r.json["suggestions"] = sugg;
   std::ostringstream o;
   char buf[256];
-  const char* engine = req.dtype == "f32" ? "CUDA-core FFMA"
-                       : ws               ? "TMA + wgmma, gemm_wgmma.kir"
-                                          : "tensor-core mma.sync";
+  const std::string engine = std::string(req.dtype == "f32" ? "CUDA-core FFMA"
+                                         : ws               ? "TMA + wgmma, gemm_wgmma.kir"
+                                         : a1               ? "mma.sync m16n8k8, element loads, gemm_align1.kir"
+                                                            : "tensor-core mma.sync") +
+                             (library ? "; the kernel gtsim gemm picks" : "");
   std::snprintf(buf, sizeof buf, "GEMM %lldx%lldx%lld %s (%s), tile %s, %s on %s\n", (long long)req.M, (long long)req.N,
-                (long long)req.K, req.dtype.c_str(), engine, best.tile.str().c_str(), schedule_name(sched).c_str(),
-                r.json["hw"].get<std::string>().c_str());
+                (long long)req.K, req.dtype.c_str(), engine.c_str(), best.tile_name().c_str(),
+                schedule_name(sched).c_str(), r.json["hw"].get<std::string>().c_str());
   o << buf;
   std::snprintf(buf, sizeof buf,
                 "  tiles %lld (%lld x %lld)  ctas/SM %u (%s)  wave size %lld  waves %lld  last wave fill %.2f\n",
@@ -192,7 +212,7 @@ WavesReport waves(const ConfigNode& hw, const WavesRequest& request) {
                   (long long)best.tiles_per_cta_min, (long long)best.tiles_per_cta_max,
                   ws && best.tile.cluster > 1 ? " (clusters of 2 CTAs: B multicast)" : "");
     o << buf;
-  } else if (sched == GemmSchedule::kSplitK) {
+  } else if (sched == GemmSchedule::kSplitK || (a1 && best.ksplit > 1)) {
     std::snprintf(
         buf, sizeof buf, "  grid %lld CTAs, %lld K slices per tile%s\n", (long long)best.grid, (long long)best.ksplit,
         best.ksplit > 1 ? " (fp32 partials in a workspace, then a reduction launch)" : " (no split: data-parallel)");

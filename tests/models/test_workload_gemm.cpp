@@ -213,7 +213,8 @@ analytic::WorkloadReport gemm_workload(const ConfigNode& hw, int64_t n, bool exa
 }  // namespace
 
 // One number for one question: a workload's matmul runs the kernel `gtsim gemm` picks (the library's
-// choice), and with `--tile` the mma.sync tile `gtsim waves` runs, on the same engine, so each pair
+// choice), as `gtsim waves` does without --tile and --schedule, and with `--tile` the mma.sync tile
+// `gtsim waves --tile` runs, on the same engine, so each pair
 // gives the same time and DRAM bytes: within 1% exact; by default (sampled where sampling engages, each
 // at its own addresses) the time within 1% and the bytes within 6%.
 TEST(OneStory, WavesGemmAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
@@ -224,6 +225,7 @@ TEST(OneStory, WavesGemmAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
       r.M = r.N = r.K = 1024;
       r.suggestions = false;
       r.exact = exact;
+      r.tile = "128x128";
       auto w = analytic::waves(*hw, r);
       // a workload's kernels run back to back in a stream: each pays the stream's gap besides its launch
       const double gap = gpu::GpuSpecs::parse(*hw).launch.stream_gap_us;
@@ -241,6 +243,10 @@ TEST(OneStory, WavesGemmAndWorkloadGiveOneGemmTheSameTimeAndBytes) {
       EXPECT_NE(lib.kernels[0].kernel.find(analytic::gemm_kernel_file(g.plan)), std::string::npos)
           << lib.kernels[0].kernel;
       EXPECT_NEAR(g.timing.time_us / (lib.kernels[0].time_us - gap), 1.0, 0.01) << file << lib.text;
+      r.tile.clear();  // waves with neither tile nor schedule: the same pick as gemm's
+      auto wl = analytic::waves(*hw, r);
+      EXPECT_EQ(wl.json["kernel"].get<std::string>(), analytic::gemm_kernel_file(g.plan)) << wl.text;
+      EXPECT_NEAR(wl.json["time_us"].get<double>() / g.timing.time_us, 1.0, 1e-9) << wl.text;
       EXPECT_NEAR(
           double(g.timing.dram_bytes) / double(lib.kernels[0].dram_read_bytes + lib.kernels[0].dram_write_bytes), 1.0,
           exact ? 0.01 : 0.06)
