@@ -24,7 +24,7 @@ Sampler::Sampler(StatGroup& stats_root, std::vector<Sm*> sms, uint32_t ctas_per_
 }
 
 void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t ctas_per_sm) {
-  unsettled_ = 0;
+  unsettled_ = unsettled_fetch_ = 0;
   rep_ = SamplingReport{};
   rep_.exact = policy_.exact;
   loop_ = program.sampling_loop();
@@ -47,6 +47,7 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
   root_.collect_counters(counters_);
   inst_counters_.clear();
   dram_counters_.clear();
+  dram_read_counters_.clear();
   inst_before_ = 0;
   for (size_t i = 0; i < counters_.size(); ++i) {
     if (counters_[i]->name() == "inst_executed") {
@@ -55,6 +56,7 @@ void Sampler::begin_kernel(const ir::Program& program, uint64_t ctas, uint32_t c
     }
     if (counters_[i]->name() == "dram_read_bytes" || counters_[i]->name() == "dram_write_bytes")
       dram_counters_.push_back(i);
+    if (counters_[i]->name() == "dram_read_bytes") dram_read_counters_.push_back(i);
   }
   l2_lines_ = active_ ? memory_.l2_occupancy().capacity : 0;
   per_iteration_.assign(counters_.size(), 0.0);
@@ -448,9 +450,10 @@ void Sampler::pay_debt(size_t idx, uint64_t) {
   log_->debug("slot {} (CTA {}, iterations {}-{} of {}) pays {} of {:.1f} owed", idx, r.serial, r.iter, r.iter_max,
               r.trip, n, r.debt);
   r.skipped = true;
-  warm(streams);
-  if (unsettled_ == 0) unsettled_loop_ = loop_snapshot();
+  const double fetched = warm(streams);
+  if (unsettled_ == 0) unsettled_loop_ = loop_snapshot(), unsettled_fetch_ = 0;
   unsettled_ += double(n);
+  unsettled_fetch_ += fetched;
   r.debt -= double(n);
   rep_.skipped_iterations += uint64_t(n);
 }
@@ -464,16 +467,28 @@ void Sampler::settle_debts() {
   if (inst > 0 && inst_per_iteration > 0)
     for (size_t i = 0; i < counters_.size(); ++i)
       if (!counters_[i]->time_like()) per[i] = double(now[i] - unsettled_loop_[i]) / inst * inst_per_iteration;
-  log_->debug("settle {:.0f} iterations skipped by debts over {:.0f} loop instructions since the first payment",
-              unsettled_, inst);
+  // DRAM reads: what warming their lines found missing. The mix since the first payment does not know
+  // them: a payment warms at once lines its skipped time would have read over a span in which older
+  // CTAs, still running, read some of them first (a GEMM's second turnover warms the B slices the
+  // first turnover's last iterations are about to read): those CTAs hit where they would have missed,
+  // and the payer's own mix has them as hits (the first turnover had fetched them).
+  double mix_reads = 0;
+  for (size_t i : dram_read_counters_) mix_reads += per[i];
+  for (size_t i : dram_read_counters_)
+    per[i] =
+        (mix_reads > 0 ? per[i] / mix_reads : 1.0 / double(dram_read_counters_.size())) * unsettled_fetch_ / unsettled_;
+  log_->debug(
+      "settle {:.0f} iterations skipped by debts over {:.0f} loop instructions since the first payment: "
+      "{:.1f} DRAM read bytes per iteration by their mix, {:.1f} by warming",
+      unsettled_, inst, mix_reads, unsettled_fetch_ / unsettled_);
   add_rates(per, unsettled_);
   unsettled_ = 0;
 }
 
-void Sampler::warm(std::vector<WarmStream>& streams) {
+double Sampler::warm(std::vector<WarmStream>& streams) {
   uint64_t most = 0, lines_per_round = 0;
   for (const auto& s : streams) most = std::max(most, s.skip), lines_per_round += s.base.size();
-  if (most == 0 || lines_per_round == 0) return;
+  if (most == 0 || lines_per_round == 0) return 0;
   // iterations cur + 1 .. cur + skip are skipped; base is iteration cur - 1, so they are m = 2 .. skip + 1.
   // Only the last of them can still be in the L2: those whose lines fill it once and a quarter. CTAs
   // share lines (a GEMM's CTAs of one tile row read the same A panel) and an access may be half a
@@ -486,16 +501,19 @@ void Sampler::warm(std::vector<WarmStream>& streams) {
   uint64_t m0 = most > rounds ? most - rounds + 2 : 2;
   log_->debug("warm: {} streams, {} distinct lines per iteration, iterations {}..{}", streams.size(), distinct.size(),
               m0, most + 1);
+  uint64_t fetched = 0;
   for (uint64_t m = m0; m <= most + 1; ++m)
     for (const auto& s : streams) {
       if (m > s.skip + 1) continue;
       for (size_t k = 0; k < s.base.size(); ++k) {
         const WarmAccess& a = s.base[k];
         const uint64_t from = a.first + uint64_t(int64_t(m) * s.step[k]);
-        memory_.warm_l2(from, a.bytes, a.write, s.sm);
+        fetched += memory_.warm_l2(from, a.bytes, a.write, s.sm);
         rep_.warmed_lines += ((from + a.bytes - 1) >> 7) - (from >> 7) + 1;
       }
     }
+  // iterations before m0 (whose lines the later ones evict again) fetch as the warmed ones did
+  return double(fetched) * double(most) / double(most + 2 - m0);
 }
 
 // Turnover marks: the CTA scheduler reports the start of every turnover (CTA k * slots).
@@ -506,9 +524,9 @@ uint64_t Sampler::on_dispatch(uint64_t next, uint64_t remaining, uint64_t cycle)
   mem::GpuMemorySystem::L2Occupancy occ = memory_.l2_occupancy();
   marks_.push_back(Mark{cycle + offset_, snapshot(cycle), occ.valid, occ.dirty, memory_.queues()});
   size_t k = marks_.size() - 1;
-  log_->debug("mark {} next={} real={} valid={} dirty={} hbm backlog={} ns, requests in flight {}", k, next,
-              marks_[k].real_cycle, occ.valid, occ.dirty, marks_[k].queues.hbm_backlog / kTicksPerNs,
-              marks_[k].queues.requests_in_flight);
+  log_->debug("mark {} next={} real={} valid={} dirty={} dram={} B, hbm backlog={} ns, requests in flight {}", k, next,
+              marks_[k].real_cycle, occ.valid, occ.dirty, dram_bytes(marks_[k].counters),
+              marks_[k].queues.hbm_backlog / kTicksPerNs, marks_[k].queues.requests_in_flight);
   if (k < 2) return 0;
   for (const CtaRecord& r : rec_)  // slots that still owe skipped time are not in a periodic state yet
     if (r.debt >= debt_quantum_) return 0;

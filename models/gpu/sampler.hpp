@@ -166,7 +166,9 @@ class Sampler {
   SamplingPolicy policy_;
   // The L2 after a loop epoch holds what the skipped iterations would have left: the lines of the
   // last of them (as much as fits), touched in iteration order, no time or counters.
-  void warm(std::vector<WarmStream>& streams);
+  // Returns the DRAM bytes the skipped reads would have fetched: the sectors warming found missing
+  // (functional warming), scaled from the warmed iterations to all skipped ones.
+  double warm(std::vector<WarmStream>& streams);
   mem::GpuMemorySystem& memory_;
   uint64_t l2_bytes_;
   bool active_ = false;
@@ -194,12 +196,14 @@ class Sampler {
   // the steady period: the windows since the timing last disagreed (counters and cycle at its start)
   std::vector<uint64_t> steady_counters_, steady_loop_;
   uint64_t steady_cycle_ = 0;
-  std::vector<size_t> dram_counters_;  // indices of the DRAM byte counters
-  uint64_t l2_lines_ = 0;              // the L2's capacity in lines
+  std::vector<size_t> dram_counters_;       // indices of the DRAM byte counters
+  std::vector<size_t> dram_read_counters_;  // ... of those that count reads
+  uint64_t l2_lines_ = 0;                   // the L2's capacity in lines
   // per counter: what one iteration of loop work adds (from the last epoch), and rounding remainders
   std::vector<double> per_iteration_, remainder_;
   double debt_quantum_ = 1;               // debts are paid in whole skip quanta
   double unsettled_ = 0;                  // iterations debts skipped, not charged yet (settle_debts)
+  double unsettled_fetch_ = 0;            // DRAM bytes their reads would have fetched (warm)
   std::vector<uint64_t> unsettled_loop_;  // loop work at the first unsettled payment
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;

@@ -55,7 +55,8 @@ TagLine* MemorySystemImpl::place(L2Slice& slice, uint64_t set, uint64_t line, bo
   return l;
 }
 
-void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm) {
+uint64_t MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm) {
+  uint64_t fetched = 0;
   const uint64_t lb = specs_.l2.line_bytes, sb = uint64_t(1) << sector_shift_;
   const uint32_t all = sectors_per_line_ >= 32 ? ~0u : (1u << sectors_per_line_) - 1;
   for (uint64_t a = base / lb * lb; a < base + bytes; a += lb) {
@@ -73,11 +74,14 @@ void MemorySystemImpl::preload(uint64_t base, uint64_t bytes, bool dirty, bool w
     }
     L2Slice& s = slices_[home];
     TagLine* l = place(s, set, line, warm);
-    if (!l) continue;  // every way waits for a fill (not between kernels)
+    if (!l) continue;                  // every way waits for a fill (not between kernels)
+    if (!dirty && (mask & ~l->valid))  // as a miss fetches (l2_lookup)
+      fetched += uint64_t(std::popcount(burst_mask(mask & ~l->valid) & ~l->valid)) << sector_shift_;
     l->valid |= mask;
     if (dirty) l->dirty |= mask, l->dirty_loop = warm;
     s.tags.touch(l);
   }
+  return fetched;
 }
 
 GpuMemorySystem::L2Occupancy MemorySystemImpl::l2_occupancy() const {

@@ -60,7 +60,9 @@ class GpuMemorySystem {
   // work (Counter::LoopWork), and a line they displace that other work left dirty is written back
   // in the counters (no time: it happened in the skipped time, which loop work's rates leave out).
   // `sm` read them: with l2.near_copies a line loaded from the far partition is also copied near it.
-  virtual void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) = 0;
+  // Returns the DRAM bytes a read of the range would have fetched (its sectors that were not valid
+  // in their home slice, in whole bursts; 0 for a write): what functional warming counts.
+  virtual uint64_t warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) = 0;
 
   // Sampled simulation (models/gpu/sampler.hpp): how full the L2 is, in lines, and placeholder lines
   // for what skipped work would have left in it: `lines` lines (the first `dirty` of them dirty) at

@@ -94,10 +94,11 @@ class MemorySystemImpl final : public GpuMemorySystem, public Component {
   void set_sm_clock(double mhz) override;
   void end_kernel() override;
   void preload_l2(uint64_t base, uint64_t bytes, bool dirty) override { preload(base, bytes, dirty, false, kNil); }
-  void warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) override {
-    preload(base, bytes, dirty, true, sm);
+  uint64_t warm_l2(uint64_t base, uint64_t bytes, bool dirty, uint32_t sm) override {
+    return preload(base, bytes, dirty, true, sm);
   }
-  void preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm);
+  // Returns the DRAM bytes a read would have fetched (warm_l2).
+  uint64_t preload(uint64_t base, uint64_t bytes, bool dirty, bool warm, uint32_t sm);
   L2Occupancy l2_occupancy() const override;
   void fill_l2_placeholders(uint64_t lines, uint64_t dirty) override;
   Queues queues() const override;
