@@ -18,19 +18,20 @@ using gtsim::testing::src;
 std::shared_ptr<ConfigNode> h200() { return ConfigNode::load_file(src("hw_configs/h200-sxm.yaml")); }
 }  // namespace
 
-// NVIDIA's Matrix Multiplication Background example: M = 2304, K = 4096, N a multiple of 128. With
-// 256x128 tiles (one CTA per SM, 132 per wave) the tile count is 9 N / 128: 126 at N = 1792 (one
-// wave), 135 at N = 1920 (two waves, the second holding 3 tiles): throughput dips exactly there.
+// NVIDIA's Matrix Multiplication Background example: M = 2304, N a multiple of 128. With 256x128
+// tiles (one CTA per SM, 132 per wave) the tile count is 9 N / 128: 126 at N = 1792 (one wave), 135
+// at N = 1920 (two waves, the second holding 3 tiles): throughput dips exactly there. The example's
+// K = 4096 is cut to 1024 (32 k-steps a tile): the dip is the tile count's, whatever K.
 TEST(WorkloadGemm, H200NSweepDipsWhereTilesPassTheWaveSize_Slow) {
   auto hw = h200();
   auto tile = analytic::parse_tile("256x128");
   std::vector<double> tf;
   std::vector<int64_t> waves, per_cta;
   for (int64_t n : {1664, 1792, 1920}) {
-    auto p = analytic::plan_gemm(*hw, 2304, n, 4096, tile, analytic::GemmSchedule::kDataParallel);
+    auto p = analytic::plan_gemm(*hw, 2304, n, 1024, tile, analytic::GemmSchedule::kDataParallel);
     waves.push_back(p.waves);
     tf.push_back(analytic::simulate_gemm(*hw, p).tflops);
-    auto q = analytic::plan_gemm(*hw, 2304, n, 4096, tile, analytic::GemmSchedule::kPersistent);
+    auto q = analytic::plan_gemm(*hw, 2304, n, 1024, tile, analytic::GemmSchedule::kPersistent);
     per_cta.push_back(q.tiles_per_cta_max);
   }
   EXPECT_EQ(waves, (std::vector<int64_t>{1, 1, 2}));
@@ -83,11 +84,11 @@ TEST(WorkloadGemm, RooflineRidgeFromMicrobenchmarksNearConfigRidge) {
 // The fp32 run cannot beat the config's FFMA peak, and the tensor-core run is several times faster:
 // at least a quarter of the ratio of the two peaks (the bf16 kernel reaches well over a quarter of
 // its roof at one full wave, the fp32 one at most all of its own). M = N = 2048 fills one wave of
-// either kernel; K = 512 (64 k-steps of the SGEMM) keeps the fp32 run, 34M FFMA warp instructions,
-// under a minute (K = 2048 takes ~3 min of one core).
+// either kernel; K = 256 (32 k-steps of the SGEMM, 17M FFMA warp instructions) keeps the fp32 run
+// near half a minute (K = 2048 takes ~3 min of one core).
 TEST(WorkloadGemm, Fp32CudaCoreGemmAtMostFfmaPeakAndSeveralTimesSlowerThanBf16Mma_Slow) {
   auto hw = h200();
-  const int64_t n = 2048, k = 512;
+  const int64_t n = 2048, k = 256;
   auto pf = analytic::plan_gemm(*hw, n, n, k, analytic::parse_tile("128x128", "f32"),
                                 analytic::GemmSchedule::kDataParallel, 0, "f32");
   EXPECT_EQ(pf.waves, 1);  // 256 tiles, two CTAs per SM (121 registers x 256 threads)
@@ -123,16 +124,16 @@ TEST(WorkloadGemm, SplitKBeatsDataParallelForFewTilesAndLongK_Slow) {
   EXPECT_LT(tsk.time_us, analytic::simulate_gemm(*hw, dp64).time_us);
 }
 
-// ... and where it does not help: a square whose tiles already fill a wave. The planner keeps one
-// slice (the data-parallel kernel, no reduction); forcing two slices costs a second wave of half-K
-// items plus the workspace round trip, and is no faster.
-TEST(WorkloadGemm, SplitKDoesNotHelpALargeSquare_Slow) {
+// ... and where it does not help: tiles that already fill a wave (2048 x 2048: 128 tiles of 132 SMs;
+// K = 1024, 32 k-steps a tile). The planner keeps one slice (the data-parallel kernel, no reduction);
+// forcing two slices costs a second wave of half-K items plus the workspace round trip, and is no faster.
+TEST(WorkloadGemm, SplitKDoesNotHelpWhereTilesFillAWave_Slow) {
   auto hw = h200();
   auto tile = analytic::parse_tile("256x128");
-  auto sk = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kSplitK);
+  auto sk = analytic::plan_gemm(*hw, 2048, 2048, 1024, tile, analytic::GemmSchedule::kSplitK);
   EXPECT_EQ(sk.ksplit, 1);
-  auto dp = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kDataParallel);
-  auto sk2 = analytic::plan_gemm(*hw, 2048, 2048, 2048, tile, analytic::GemmSchedule::kSplitK, 2);
+  auto dp = analytic::plan_gemm(*hw, 2048, 2048, 1024, tile, analytic::GemmSchedule::kDataParallel);
+  auto sk2 = analytic::plan_gemm(*hw, 2048, 2048, 1024, tile, analytic::GemmSchedule::kSplitK, 2);
   EXPECT_EQ(sk2.ksplit, 2);
   double t_dp = analytic::simulate_gemm(*hw, dp).time_us, t_sk2 = analytic::simulate_gemm(*hw, sk2).time_us;
   EXPECT_GE(t_sk2, t_dp) << t_sk2 << " vs " << t_dp;
