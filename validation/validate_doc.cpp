@@ -35,7 +35,8 @@ std::string validation_markdown(const ValidationReport& r, const nlohmann::json&
       << "` (FNV-1a of every file under sim/, models/, kernels_ir/, hw_configs/ and validation/ but the CUDA "
          "twins, the TPU model and the workload layer, which validate does not read: validation/cuda/, "
          "models/tpu/, hw_configs/tpu-*, kernels_ir/lib/tpu_*, kernels_ir/graph/, kernels_ir/workloads/, "
-         "models/analytic/ and the library batches, validation/data/library/; when this page was written. The test `ValidationDoc.IsNotStale` fails when the "
+         "models/analytic/ and the library batches, validation/data/library/; when this page was written. The test "
+         "`ValidationDoc.IsNotStale` fails when the "
          "committed tree gives another, and this page must be written again).\n\n";
   o << "## Headline\n\n";
   o << "| figure | value | target |\n|---|---|---|\n";
