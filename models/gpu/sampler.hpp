@@ -152,6 +152,9 @@ class Sampler {
   // (DRAM bytes, hits, ... per instruction) times the instructions of one iteration (which do not
   // change). Settled at turnover marks, loop epochs and the kernel's end.
   void settle_debts();
+  // Sets the DRAM read counters' bytes per iteration in `per` to `bytes_per_iteration` (what warming
+  // fetched), split as `per` splits them.
+  void dram_reads_from(std::vector<double>& per, double bytes_per_iteration) const;
   void reset_after_epoch(uint64_t cycle);
   std::vector<uint64_t> loop_snapshot() const;
   std::vector<uint64_t> snapshot(uint64_t cycle);
@@ -179,6 +182,7 @@ class Sampler {
   std::vector<CtaRecord> rec_;           // [sm * slots_per_sm_max + slot]
   std::vector<Counter*> counters_;
   std::vector<size_t> inst_counters_;  // indices of the SMs' inst_executed counters
+  std::vector<bool> sm_counter_;       // per counter: one of an SM's (the program's work, not the caches')
   uint64_t live_ = 0, started_ = 0;
   size_t pacer_ = 0;  // the record whose boundaries pace the windows
   // loop windows
@@ -204,6 +208,7 @@ class Sampler {
   double debt_quantum_ = 1;               // debts are paid in whole skip quanta
   double unsettled_ = 0;                  // iterations debts skipped, not charged yet (settle_debts)
   double unsettled_fetch_ = 0;            // DRAM bytes their reads would have fetched (warm)
+  size_t unsettled_unstreamed_ = 0;       // warps of theirs whose accesses warming could not stream
   std::vector<uint64_t> unsettled_loop_;  // loop work at the first unsettled payment
   // turnover marks (real cycle = cycle + offset at the time)
   std::vector<Mark> marks_;

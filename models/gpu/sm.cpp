@@ -195,7 +195,8 @@ void Sm::record_warm(Warp& w) {
   }
 }
 
-void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
+size_t Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
+  size_t unstreamed = 0;
   for (uint16_t wi : ctas_[slot].warps) {
     const Warp& w = warps_[wi];
     if (!w.exec) continue;
@@ -205,13 +206,17 @@ void Sm::warm_streams(uint32_t slot, std::vector<WarmStream>& out) const {
       if (w.warm_iter[k] == cur - 2) b0 = &w.warm_rec[k];
       if (w.warm_iter[k] == cur - 1) b1 = &w.warm_rec[k];
     }
-    if (!b0 || !b1 || b0->size() != b1->size() || b1->empty()) continue;
+    if (!b0 || !b1 || b0->size() != b1->size() || b1->empty()) {
+      unstreamed += !(b0 && b1 && b0->empty() && b1->empty());  // a warp with no global accesses has none to skip
+      continue;
+    }
     WarmStream s;
     s.base = *b1;
     s.sm = id_;
     for (size_t k = 0; k < b1->size(); ++k) s.step.push_back(int64_t((*b1)[k].first - (*b0)[k].first));
     out.push_back(std::move(s));
   }
+  return unstreamed;
 }
 
 void Sm::report_iteration(const Warp& w0, uint64_t c) {

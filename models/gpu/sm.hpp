@@ -103,7 +103,9 @@ class Sm final : public Component, public mem::MemResponder {
   void skip_cta(uint32_t slot, uint32_t loop, int64_t n);
   // The access streams of the CTA in `slot` for warming the L2 over skipped iterations (one per warp
   // whose last two complete iterations touched the same lines up to a constant step each).
-  void warm_streams(uint32_t slot, std::vector<WarmStream>& out) const;
+  // Returns the warps whose accesses could not be streamed (their last two iterations touched a
+  // different number of ranges): their skipped reads are not in what warming counts.
+  size_t warm_streams(uint32_t slot, std::vector<WarmStream>& out) const;
 
   void handle_event(Tick now, uint32_t kind, uint64_t arg) override;
   void on_mem_complete(uint64_t token, Tick when) override;
