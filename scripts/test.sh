@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine, builds gtsim and runs every test (ctest).
-# The `accuracy` tests (the model against held-out H200 measurements, targets from issue 9) run last
-# and are reported, not gating: their figures are the model's honest accuracy (docs/validation.md).
+# The `accuracy` label runs last: its Accuracy* tests (the model against held-out H200 measurements,
+# targets from issue 9) are reported, not gating: their figures are the model's honest accuracy
+# (docs/validation.md); its Validation.* and Calibration.* tests gate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,6 +16,9 @@ if [ ! -s "$rec" ] && [ -s tests/ctest_costs.txt ]; then
   { cat tests/ctest_costs.txt; echo ---; } > "$rec"
 fi
 ctest --test-dir build --output-on-failure -j"$(nproc)" -LE accuracy
-if ! ctest --test-dir build --output-on-failure -j"$(nproc)" -L accuracy; then
+# the label's Validation.* and Calibration.* (the model against the measurements it was built on, the
+# config re-fit from them) gate like the rest; only the Accuracy* targets are reported
+ctest --test-dir build --output-on-failure -j"$(nproc)" -L accuracy -E '^Accuracy'
+if ! ctest --test-dir build --output-on-failure -j"$(nproc)" -L accuracy -R '^Accuracy'; then
   echo "test.sh: held-out accuracy targets not met yet (reported above and in docs/validation.md)"
 fi
