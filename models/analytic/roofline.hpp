@@ -21,6 +21,7 @@ struct RooflineOptions {
   int64_t mma_iterations = 64;                 // mma_throughput iters per warp
   int64_t ffma_iterations = 256;               // generated fp32 FFMA kernel iterations per thread
   WorkloadRunOptions run;                      // for the workload's kernels
+  unsigned threads = 0;                        // microbenchmarks at once (0: the host's cores)
 };
 
 struct RidgePoint {
