@@ -80,6 +80,24 @@ TEST(WorkloadGemm, RooflineRidgeFromMicrobenchmarksNearConfigRidge) {
   EXPECT_GT(ridge, 50.0);  // far right of any elementwise kernel (< 2 flop/B)
 }
 
+// Determinism: roofline runs its microbenchmarks (the copy, a peak per dtype) on several threads at
+// once; each is its own machine and lands by index, so the report is the same on one thread or many.
+TEST(WorkloadGemm, RooflineMicrobenchmarksOnSeveralThreadsGiveTheSameReport) {
+  auto hw = ConfigNode::load_file(src("hw_configs/h200-sxm.yaml"), {"sm.count=4"});
+  analytic::RooflineOptions o;
+  o.stream_elements = int64_t(1) << 18;
+  o.mma_iterations = 8;
+  o.ffma_iterations = 8;
+  o.threads = 1;
+  auto one = analytic::roofline(*hw, nullptr, o);
+  o.threads = 3;
+  auto three = analytic::roofline(*hw, nullptr, o);
+  EXPECT_EQ(one.json.dump(), three.json.dump());
+  EXPECT_EQ(one.text, three.text);
+  ASSERT_EQ(three.ridges.size(), 5u);
+  for (const auto& r : three.ridges) EXPECT_GT(r.peak_flops_attained, 0) << r.dtype;
+}
+
 // P4: the same GEMM on the CUDA cores (gemm_fp32.kir, FFMA) and on the tensor cores (bf16 mma.sync).
 // The fp32 run cannot beat the config's FFMA peak, and the tensor-core run is several times faster:
 // at least a quarter of the ratio of the two peaks (the bf16 kernel reaches well over a quarter of
