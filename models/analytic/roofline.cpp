@@ -104,7 +104,8 @@ RooflineReport roofline(const ConfigNode& hw, const wl::Workload* w, const Roofl
   rep.bandwidth_config = config_hbm_bytes_per_s(hw);
   // The six microbenchmarks (the copy, a peak per dtype) are independent machines: run them on the
   // host's cores at once (each its own GpuModel; the results land by index, so the report is the same
-  // whatever the thread count). Most of roofline's time: 24 s -> 13 s on two cores for the MLP page.
+  // whatever the thread count). They are most of roofline's time: 24 s -> 20 s on two cores for the MLP page
+  // (the copy, run twice on one machine, is the longest task).
   const std::vector<ir::DType> dtypes = {ir::DType::kF32, ir::DType::kTf32, ir::DType::kF16, ir::DType::kBf16,
                                          ir::DType::kE4M3};
   std::vector<double> measured(dtypes.size() + 1, 0.0);
